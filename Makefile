@@ -1,0 +1,118 @@
+# krylov build. `make` builds build/libkrylov.a, build/libkrylov.so and
+# build/krylov. CUDA is used when nvcc is found (PATH or CUDA_HOME); CUDA=0
+# forces a CPU-only build, CUDA=1 insists on CUDA. SANITIZE=1 builds with
+# AddressSanitizer and UBSan into build-asan/.
+#
+#   make            build          make test     build and run the tests
+#   make demo       solve a built-in problem      make bench    CPU benchmarks
+#   make format     clang-format the sources      make clean
+
+CC      ?= cc
+NVCC    ?= nvcc
+CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(shell command -v $(NVCC) 2>/dev/null))
+
+ifeq ($(origin CUDA), undefined)
+  CUDA := $(if $(wildcard $(CUDA_HOME)/bin/nvcc),1,0)
+endif
+ifeq ($(CUDA),1)
+  ifeq ($(wildcard $(CUDA_HOME)/bin/nvcc),)
+    $(error CUDA=1 but nvcc was not found (set CUDA_HOME or put nvcc on PATH))
+  endif
+endif
+
+ifeq ($(SANITIZE),1)
+  BUILD   ?= build-asan
+  SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer
+else
+  BUILD   ?= build
+  SANFLAGS :=
+endif
+
+# -Wno-format-truncation: messages are cut to their fixed buffers on purpose.
+CFLAGS_BASE := -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -g -fPIC -fopenmp \
+               -Wall -Wextra -Werror -Wno-format-truncation \
+               -Iinclude -I. $(SANFLAGS)
+CFLAGS  ?=
+ALL_CFLAGS := $(CFLAGS_BASE) $(CFLAGS)
+LDLIBS  := -lz -lm -fopenmp $(SANFLAGS)
+
+MODULES := core io spmv precond graph solver data
+LIB_C   := $(filter-out core/cuda_stubs.c,$(wildcard $(addsuffix /*.c,$(MODULES))))
+LIB_CU  := $(wildcard $(addsuffix /*.cu,$(MODULES)))
+
+ifeq ($(CUDA),1)
+  NVCCFLAGS := -O3 -std=c++17 -Iinclude -I. -Xcompiler -fPIC,-Wall,-Wextra,-Werror \
+               -gencode arch=compute_90,code=sm_90 \
+               -gencode arch=compute_90,code=compute_90
+  LIB_OBJ := $(LIB_C:%.c=$(BUILD)/%.o) $(LIB_CU:%.cu=$(BUILD)/%.cu.o)
+  LDLIBS  += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 \
+             -lcusparse -lcublas -lcudart_static -ldl -lrt -lpthread -lstdc++
+else
+  LIB_OBJ := $(LIB_C:%.c=$(BUILD)/%.o) $(BUILD)/core/cuda_stubs.o
+endif
+
+DRIVER_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard drivers/*.c))
+TEST_SRC   := $(wildcard test/test_*.c)
+TEST_BIN   := $(TEST_SRC:test/%.c=$(BUILD)/test/%)
+TESTUTIL   := $(BUILD)/test/testutil.o
+EXAMPLES   := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
+CHECK_LIBS  = $(shell pkg-config --libs --static check 2>/dev/null)
+CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null)
+
+.PHONY: all lib test demo bench format clean deps
+all: $(BUILD)/libkrylov.a $(BUILD)/libkrylov.so $(BUILD)/krylov $(EXAMPLES)
+lib: $(BUILD)/libkrylov.a $(BUILD)/libkrylov.so
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/%.cu.o: %.cu
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/libkrylov.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/libkrylov.so: $(LIB_OBJ)
+	$(CC) -shared -o $@ $^ $(LDLIBS)
+
+$(BUILD)/krylov: $(DRIVER_OBJ) $(BUILD)/libkrylov.a
+	$(CC) -o $@ $(DRIVER_OBJ) $(BUILD)/libkrylov.a $(LDLIBS)
+
+$(BUILD)/examples/%: examples/%.c $(BUILD)/libkrylov.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libkrylov.a $(LDLIBS)
+
+$(BUILD)/test/testutil.o: test/testutil.c test/testutil.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -c $< -o $@
+
+$(BUILD)/test/%: test/%.c $(TESTUTIL) $(BUILD)/libkrylov.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -o $@ $< $(TESTUTIL) \
+	    $(BUILD)/libkrylov.a $(CHECK_LIBS) $(LDLIBS)
+
+# Installs Check and zlib when run as root; otherwise says what to install.
+deps:
+	@sh test/deps.sh
+
+test: deps
+	@$(MAKE) --no-print-directory all $(TEST_BIN)
+	@sh test/run_tests.sh $(BUILD) $(TEST_BIN)
+
+demo: $(BUILD)/krylov
+	$(BUILD)/krylov solve --gen poisson3d:64 --method idr --precond jacobi \
+	    --device auto
+
+bench: $(BUILD)/krylov
+	sh bench/cpu_bench.sh $(BUILD)
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h' '*.cu')
+
+clean:
+	rm -rf build build-asan
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,62 @@
+/* The backend seam: every kernel the solvers and preconditioners need, as a
+ * table of functions on raw arrays in the backend's memory. The CPU table is
+ * the reference; the CUDA table (core/cuda_backend.cu, or the stubs of a
+ * build without CUDA) has the same contract. Solvers call only these, so no
+ * solver is written twice and none contains an #ifdef.
+ *
+ * Reductions return their result on the host and are deterministic for a
+ * given n and thread or launch configuration. */
+#ifndef KR_CORE_BACKEND_H
+#define KR_CORE_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "krylov.h"
+
+/* Largest number of dot products fused into one pass by `dots`. */
+#define KR_MAX_DOTS 4
+
+typedef struct kr_backend_ops {
+    const char *name;
+    kr_status (*alloc)(kr_ctx *ctx, void **p, size_t bytes);
+    void (*release)(kr_ctx *ctx, void *p); /* accepts NULL */
+    kr_status (*upload)(kr_ctx *ctx, void *dst, const void *src, size_t bytes);
+    kr_status (*download)(kr_ctx *ctx, void *dst, const void *src,
+                          size_t bytes);
+    kr_status (*copy)(kr_ctx *ctx, void *dst, const void *src, size_t bytes);
+    /* x = a */
+    kr_status (*fill)(kr_ctx *ctx, int32_t n, double a, double *x);
+    /* y = a*x + b*y; b == 0 overwrites y (NaN in y does not propagate) */
+    kr_status (*axpby)(kr_ctx *ctx, int32_t n, double a, const double *x,
+                       double b, double *y);
+    /* z = a*x + b*y + c*z; c == 0 overwrites z */
+    kr_status (*axpbypcz)(kr_ctx *ctx, int32_t n, double a, const double *x,
+                          double b, const double *y, double c, double *z);
+    /* x += a*p; r += b*q  (the CG update, one pass) */
+    kr_status (*axpy2)(kr_ctx *ctx, int32_t n, double a, const double *p,
+                       double *x, double b, const double *q, double *r);
+    /* y = d .* x */
+    kr_status (*pointwise_mult)(kr_ctx *ctx, int32_t n, const double *d,
+                                const double *x, double *y);
+    /* out[j] = x[j] . y[j] for j < k <= KR_MAX_DOTS, in one pass */
+    kr_status (*dots)(kr_ctx *ctx, int32_t n, int k, const double *const *x,
+                      const double *const *y, double *out);
+    /* h = V^T w, V is n x k column-major with leading dimension ld */
+    kr_status (*gemv_t)(kr_ctx *ctx, int32_t n, int k, const double *V,
+                        int64_t ld, const double *w, double *h);
+    /* w += alpha * V h, h on the host (k entries) */
+    kr_status (*gemv_n)(kr_ctx *ctx, int32_t n, int k, const double *V,
+                        int64_t ld, const double *h, double alpha, double *w);
+} kr_backend_ops;
+
+/* The CPU kernels (core/cpu_backend.c). */
+const kr_backend_ops *kr_cpu_backend(void);
+
+/* Sets up the CUDA backend in ctx (device, stream, handles, name), or
+ * returns a status with a reason: KR_ERR_NOT_COMPILED in a build without
+ * CUDA, KR_ERR_DEVICE when no usable GPU. */
+kr_status kr_cuda_backend_init(kr_ctx *ctx);
+void kr_cuda_backend_fini(kr_ctx *ctx);
+
+#endif

@@ -1,0 +1,210 @@
+/* The CPU backend: the reference kernels, OpenMP over a static partition.
+ * Reductions sum each thread's contiguous range in order and then the
+ * partial sums in thread order, so a result depends only on n and the
+ * thread count, never on scheduling. */
+#include <stdlib.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "core/ctx.h"
+#include "core/error.h"
+
+#define KR_MAX_THREADS 256 /* KR_SCRATCH = KR_MAX_THREADS * 64 */
+/* Below this many entries one thread is faster than waking the others. */
+#define KR_PAR_MIN 16384
+
+static int nthreads(kr_ctx *ctx, int64_t work)
+{
+    if (work < KR_PAR_MIN) return 1;
+    int t = kr_ctx_threads(ctx);
+    return t < 1 ? 1 : (t > KR_MAX_THREADS ? KR_MAX_THREADS : t);
+}
+
+#ifdef _OPENMP
+#define KR_TID() omp_get_thread_num()
+#define KR_NT() omp_get_num_threads()
+#else
+#define KR_TID() 0
+#define KR_NT() 1
+#endif
+
+/* [lo, hi) of thread t among T over n entries */
+#define KR_RANGE(n, t, T, lo, hi)                                              \
+    int32_t lo = (int32_t)((int64_t)(n) * (t) / (T));                          \
+    int32_t hi = (int32_t)((int64_t)(n) * ((t) + 1) / (T))
+
+static kr_status cpu_alloc(kr_ctx *ctx, void **p, size_t bytes)
+{
+    *p = malloc(bytes ? bytes : 1);
+    if (!*p)
+        return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory (%zu bytes)",
+                       bytes);
+    return KR_OK;
+}
+
+static void cpu_release(kr_ctx *ctx, void *p)
+{
+    (void)ctx;
+    free(p);
+}
+
+static kr_status cpu_copy(kr_ctx *ctx, void *dst, const void *src,
+                          size_t bytes)
+{
+    (void)ctx;
+    if (bytes) memmove(dst, src, bytes);
+    return KR_OK;
+}
+
+static kr_status cpu_fill(kr_ctx *ctx, int32_t n, double a, double *x)
+{
+#pragma omp parallel for schedule(static) num_threads(nthreads(ctx, n))
+    for (int32_t i = 0; i < n; i++) x[i] = a;
+    return KR_OK;
+}
+
+static kr_status cpu_axpby(kr_ctx *ctx, int32_t n, double a, const double *x,
+                           double b, double *y)
+{
+    if (b == 0.0) {
+#pragma omp parallel for schedule(static) num_threads(nthreads(ctx, n))
+        for (int32_t i = 0; i < n; i++) y[i] = a * x[i];
+    } else {
+#pragma omp parallel for schedule(static) num_threads(nthreads(ctx, n))
+        for (int32_t i = 0; i < n; i++) y[i] = a * x[i] + b * y[i];
+    }
+    return KR_OK;
+}
+
+static kr_status cpu_axpbypcz(kr_ctx *ctx, int32_t n, double a,
+                              const double *x, double b, const double *y,
+                              double c, double *z)
+{
+    if (c == 0.0) {
+#pragma omp parallel for schedule(static) num_threads(nthreads(ctx, n))
+        for (int32_t i = 0; i < n; i++) z[i] = a * x[i] + b * y[i];
+    } else {
+#pragma omp parallel for schedule(static) num_threads(nthreads(ctx, n))
+        for (int32_t i = 0; i < n; i++) z[i] = a * x[i] + b * y[i] + c * z[i];
+    }
+    return KR_OK;
+}
+
+static kr_status cpu_axpy2(kr_ctx *ctx, int32_t n, double a, const double *p,
+                           double *x, double b, const double *q, double *r)
+{
+#pragma omp parallel for schedule(static) num_threads(nthreads(ctx, n))
+    for (int32_t i = 0; i < n; i++) {
+        x[i] += a * p[i];
+        r[i] += b * q[i];
+    }
+    return KR_OK;
+}
+
+static kr_status cpu_pointwise_mult(kr_ctx *ctx, int32_t n, const double *d,
+                                    const double *x, double *y)
+{
+#pragma omp parallel for schedule(static) num_threads(nthreads(ctx, n))
+    for (int32_t i = 0; i < n; i++) y[i] = d[i] * x[i];
+    return KR_OK;
+}
+
+/* k dot products over [lo, hi), accumulated into out[0..k) */
+static void dots_range(int32_t lo, int32_t hi, int k, const double *const *x,
+                       const double *const *y, double *out)
+{
+    for (int j = 0; j < k; j++) {
+        const double *xj = x[j], *yj = y[j];
+        double s = 0.0;
+        for (int32_t i = lo; i < hi; i++) s += xj[i] * yj[i];
+        out[j] = s;
+    }
+}
+
+static kr_status cpu_dots(kr_ctx *ctx, int32_t n, int k,
+                          const double *const *x, const double *const *y,
+                          double *out)
+{
+    if (k < 1 || k > KR_MAX_DOTS)
+        return kr_fail(ctx, KR_ERR_ARG, "dots: k = %d outside 1..%d", k,
+                       KR_MAX_DOTS);
+    double part[KR_MAX_THREADS][KR_MAX_DOTS];
+    int used = 1;
+#pragma omp parallel num_threads(nthreads(ctx, (int64_t)n * k))
+    {
+        int t = KR_TID(), T = KR_NT();
+        KR_RANGE(n, t, T, lo, hi);
+        dots_range(lo, hi, k, x, y, part[t]);
+        if (t == 0) used = T;
+    }
+    for (int j = 0; j < k; j++) {
+        double s = 0.0;
+        for (int t = 0; t < used; t++) s += part[t][j];
+        out[j] = s;
+    }
+    return KR_OK;
+}
+
+static kr_status cpu_gemv_t(kr_ctx *ctx, int32_t n, int k, const double *V,
+                            int64_t ld, const double *w, double *h)
+{
+    enum { MAXK = 64 };
+    if (k > MAXK) { /* split wide blocks: each piece is still one pass */
+        KR_TRY(cpu_gemv_t(ctx, n, MAXK, V, ld, w, h));
+        return cpu_gemv_t(ctx, n, k - MAXK, V + MAXK * ld, ld, w, h + MAXK);
+    }
+    double(*part)[MAXK] = (double(*)[MAXK])ctx->scratch;
+    int used = 1;
+#pragma omp parallel num_threads(nthreads(ctx, (int64_t)n * k))
+    {
+        int t = KR_TID(), T = KR_NT();
+        KR_RANGE(n, t, T, lo, hi);
+        for (int j = 0; j < k; j++) {
+            const double *v = V + j * ld;
+            double s = 0.0;
+            for (int32_t i = lo; i < hi; i++) s += v[i] * w[i];
+            part[t][j] = s;
+        }
+        if (t == 0) used = T;
+    }
+    for (int j = 0; j < k; j++) {
+        double s = 0.0;
+        for (int t = 0; t < used; t++) s += part[t][j];
+        h[j] = s;
+    }
+    return KR_OK;
+}
+
+static kr_status cpu_gemv_n(kr_ctx *ctx, int32_t n, int k, const double *V,
+                            int64_t ld, const double *h, double alpha,
+                            double *w)
+{
+#pragma omp parallel for schedule(static) num_threads(nthreads(ctx, (int64_t)n * k))
+    for (int32_t i = 0; i < n; i++) {
+        double s = 0.0;
+        for (int j = 0; j < k; j++) s += V[i + j * ld] * h[j];
+        w[i] += alpha * s;
+    }
+    return KR_OK;
+}
+
+static const kr_backend_ops cpu_ops = {
+    .name = "cpu",
+    .alloc = cpu_alloc,
+    .release = cpu_release,
+    .upload = cpu_copy,
+    .download = cpu_copy,
+    .copy = cpu_copy,
+    .fill = cpu_fill,
+    .axpby = cpu_axpby,
+    .axpbypcz = cpu_axpbypcz,
+    .axpy2 = cpu_axpy2,
+    .pointwise_mult = cpu_pointwise_mult,
+    .dots = cpu_dots,
+    .gemv_t = cpu_gemv_t,
+    .gemv_n = cpu_gemv_n,
+};
+
+const kr_backend_ops *kr_cpu_backend(void) { return &cpu_ops; }

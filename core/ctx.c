@@ -1,0 +1,92 @@
+/* Context creation and device selection: the backend is chosen once here,
+ * after which every kernel call goes through ctx->ops. */
+#include "core/ctx.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "core/error.h"
+
+static void set_cpu(kr_ctx *ctx)
+{
+    ctx->device = KR_DEVICE_CPU;
+    ctx->ops = kr_cpu_backend();
+    snprintf(ctx->device_name, sizeof ctx->device_name, "cpu (%d threads)",
+             kr_ctx_threads(ctx));
+}
+
+kr_status kr_ctx_create(kr_ctx **out, kr_device want)
+{
+    if (!out) return KR_ERR_ARG;
+    kr_ctx *ctx = calloc(1, sizeof *ctx);
+    *out = ctx;
+    if (!ctx) return KR_ERR_NOMEM;
+    ctx->scratch = malloc(KR_SCRATCH * sizeof(double));
+    if (!ctx->scratch) {
+        free(ctx);
+        *out = NULL;
+        return KR_ERR_NOMEM;
+    }
+    set_cpu(ctx);
+    if (want == KR_DEVICE_CPU) return KR_OK;
+    if (want != KR_DEVICE_AUTO && want != KR_DEVICE_CUDA)
+        return kr_fail(ctx, KR_ERR_ARG, "unknown device %d", (int)want);
+    kr_status st = kr_cuda_backend_init(ctx);
+    if (st == KR_OK) return KR_OK;
+    if (want == KR_DEVICE_CUDA) return st;
+    /* note = "no usable GPU (<reason>); using the CPU", reason cut to fit */
+    char reason[KR_MSG_LEN / 2];
+    memcpy(reason, ctx->error, sizeof reason);
+    reason[sizeof reason - 1] = '\0';
+    snprintf(ctx->note, sizeof ctx->note, "no usable GPU (%s); using the CPU",
+             reason);
+    ctx->error[0] = '\0';
+    set_cpu(ctx);
+    return KR_OK;
+}
+
+void kr_ctx_destroy(kr_ctx *ctx)
+{
+    if (!ctx) return;
+    if (ctx->device == KR_DEVICE_CUDA) kr_cuda_backend_fini(ctx);
+    free(ctx->scratch);
+    free(ctx);
+}
+
+const char *kr_ctx_error(const kr_ctx *ctx) { return ctx ? ctx->error : ""; }
+const char *kr_ctx_note(const kr_ctx *ctx) { return ctx ? ctx->note : ""; }
+kr_device kr_ctx_device(const kr_ctx *ctx) { return ctx->device; }
+const char *kr_ctx_device_name(const kr_ctx *ctx) { return ctx->device_name; }
+
+kr_status kr_ctx_set_threads(kr_ctx *ctx, int threads)
+{
+    if (!ctx) return KR_ERR_ARG;
+    if (threads < 0)
+        return kr_fail(ctx, KR_ERR_ARG, "thread count %d is negative",
+                       threads);
+    ctx->threads = threads;
+    if (ctx->device == KR_DEVICE_CPU) set_cpu(ctx);
+    return KR_OK;
+}
+
+int kr_ctx_threads(const kr_ctx *ctx)
+{
+    if (ctx && ctx->threads > 0) return ctx->threads;
+#ifdef _OPENMP
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
+}
+
+double kr_wtime(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}

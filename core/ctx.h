@@ -1,0 +1,26 @@
+/* The context: which backend runs the kernels, its handles, and the last
+ * error message. One per thread of use; not shared between threads. */
+#ifndef KR_CORE_CTX_H
+#define KR_CORE_CTX_H
+
+#include "core/backend.h"
+#include "krylov.h"
+
+#define KR_MSG_LEN 1024
+#define KR_SCRATCH (256 * 64)
+
+struct kr_ctx {
+    kr_device device;           /* KR_DEVICE_CPU or KR_DEVICE_CUDA, resolved */
+    const kr_backend_ops *ops;  /* the kernels of that device                */
+    void *backend;              /* backend state (CUDA handles), or NULL     */
+    int threads;                /* CPU threads, 0 = OpenMP default           */
+    size_t device_bytes;        /* bytes currently allocated through ops     */
+    size_t device_bytes_peak;   /* largest device_bytes seen                 */
+    double *scratch;            /* KR_SCRATCH doubles of host memory for the
+                                   partial sums of CPU reductions            */
+    char device_name[128];
+    char error[KR_MSG_LEN];
+    char note[KR_MSG_LEN];
+};
+
+#endif

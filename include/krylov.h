@@ -1,0 +1,243 @@
+/* krylov: preconditioned Krylov solvers for sparse Ax = b on GPUs and CPUs.
+ *
+ * This is the one public header. Handles are opaque except the host CSR
+ * matrix, which is a plain struct users fill or receive from the readers.
+ * Every fallible function returns a kr_status; the context keeps a message
+ * with the detail (file, line, row), read with kr_ctx_error(). The library
+ * never prints and never exits. */
+#ifndef KRYLOV_H
+#define KRYLOV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define KR_VERSION_MAJOR 0
+#define KR_VERSION_MINOR 1
+#define KR_VERSION_PATCH 0
+#define KR_VERSION_STRING "0.1.0"
+
+/* ---------------------------------------------------------------- status */
+
+typedef enum kr_status {
+    KR_OK = 0,
+    KR_ERR_ARG,          /* an argument is invalid (NULL, size mismatch...) */
+    KR_ERR_IO,           /* a file cannot be opened, read or written         */
+    KR_ERR_FORMAT,       /* malformed input: file syntax, bad index, NaN     */
+    KR_ERR_SINGULAR,     /* zero diagonal entry or singular diagonal block   */
+    KR_ERR_BREAKDOWN,    /* numerical breakdown outside a solve              */
+    KR_ERR_NOMEM,        /* host or device allocation failed                 */
+    KR_ERR_DEVICE,       /* CUDA, cuBLAS or cuSPARSE reported an error       */
+    KR_ERR_NOT_COMPILED, /* the feature needs a build option not used        */
+    KR_ERR_UNSUPPORTED   /* valid input the library does not handle          */
+} kr_status;
+
+/* "KR_ERR_FORMAT" etc.; never NULL. */
+const char *kr_status_name(kr_status s);
+
+/* --------------------------------------------------------------- context */
+
+typedef enum kr_device {
+    KR_DEVICE_AUTO = 0, /* the GPU when one is usable, else the CPU */
+    KR_DEVICE_CPU,
+    KR_DEVICE_CUDA
+} kr_device;
+
+typedef struct kr_ctx kr_ctx;
+
+/* Creates a context on the requested device. With KR_DEVICE_AUTO and no
+ * usable GPU it falls back to the CPU and records why in kr_ctx_note().
+ * On failure *ctx is still a valid CPU context holding the message (unless
+ * the status is KR_ERR_NOMEM and *ctx is NULL); destroy it either way. */
+kr_status kr_ctx_create(kr_ctx **ctx, kr_device want);
+void kr_ctx_destroy(kr_ctx *ctx);
+
+/* The message of the last failure, "" when none. */
+const char *kr_ctx_error(const kr_ctx *ctx);
+/* A remark for the user, such as the reason for a CPU fallback, "" if none. */
+const char *kr_ctx_note(const kr_ctx *ctx);
+kr_device kr_ctx_device(const kr_ctx *ctx);
+/* "cpu (4 threads)" or the GPU's model name. */
+const char *kr_ctx_device_name(const kr_ctx *ctx);
+/* Threads for CPU kernels; 0 means the OpenMP default. */
+kr_status kr_ctx_set_threads(kr_ctx *ctx, int threads);
+int kr_ctx_threads(const kr_ctx *ctx);
+/* 1 when the library was built with CUDA. */
+int kr_built_with_cuda(void);
+
+/* -------------------------------------------------------------- host CSR */
+
+/* Compressed sparse rows, 0-based, column indices sorted within each row,
+ * no duplicates. Arrays are owned by the struct once filled by the library. */
+typedef struct kr_csr {
+    int32_t nrows;
+    int32_t ncols;
+    int32_t nnz;
+    int32_t *rowptr; /* nrows + 1 entries, rowptr[0] = 0, rowptr[nrows] = nnz */
+    int32_t *colind; /* nnz entries                                          */
+    double *val;     /* nnz entries                                          */
+} kr_csr;
+
+/* Allocates the three arrays (rowptr zeroed); A is overwritten. */
+kr_status kr_csr_alloc(kr_ctx *ctx, int32_t nrows, int32_t ncols, int32_t nnz,
+                       kr_csr *A);
+/* Frees the arrays and zeroes the struct; accepts NULL and zeroed structs. */
+void kr_csr_free(kr_csr *A);
+/* Checks the invariants above and finite values; the message names the row. */
+kr_status kr_csr_check(kr_ctx *ctx, const kr_csr *A);
+/* y = A*x on the host, the plain reference loop. */
+void kr_csr_matvec(const kr_csr *A, const double *x, double *y);
+
+typedef struct kr_row_stats {
+    int32_t min, max;
+    double mean, stddev;
+    int32_t empty_rows;
+} kr_row_stats;
+void kr_csr_row_stats(const kr_csr *A, kr_row_stats *st);
+
+/* ------------------------------------------------------------ file input */
+
+/* Reads a Matrix Market file (.mtx, or .mtx.gz through zlib): coordinate or
+ * array; real, integer or pattern; general, symmetric or skew-symmetric
+ * (expanded to full storage). Duplicate entries are summed. */
+kr_status kr_read_mtx(kr_ctx *ctx, const char *path, kr_csr *A);
+/* Writes coordinate real general, through a temporary file renamed at the
+ * end so a failure leaves no partial file. */
+kr_status kr_write_mtx(kr_ctx *ctx, const char *path, const kr_csr *A);
+
+/* Reads a dense matrix (n x k, column-major into a new array *data freed with
+ * free()) from a Matrix Market array file or a coordinate file. */
+kr_status kr_read_dense_mtx(kr_ctx *ctx, const char *path, int32_t *nrows,
+                            int32_t *ncols, double **data);
+kr_status kr_write_dense_mtx(kr_ctx *ctx, const char *path, int32_t nrows,
+                             int32_t ncols, const double *data);
+
+/* ------------------------------------------------------------ generators */
+
+/* Builds a test matrix from a spec such as "poisson3d:64". The list of specs
+ * and their parameters is kr_generator_help(). */
+kr_status kr_generate(kr_ctx *ctx, const char *spec, kr_csr *A);
+const char *kr_generator_help(void);
+
+/* --------------------------------------------------------------- vectors */
+
+typedef struct kr_vec kr_vec;
+
+/* A dense vector of n doubles on the context's device, zero-filled. */
+kr_status kr_vec_create(kr_ctx *ctx, int32_t n, kr_vec **v);
+void kr_vec_destroy(kr_vec *v);
+int32_t kr_vec_size(const kr_vec *v);
+/* Copies n doubles from / to host memory. */
+kr_status kr_vec_upload(kr_vec *v, const double *host);
+kr_status kr_vec_download(const kr_vec *v, double *host);
+kr_status kr_vec_fill(kr_vec *v, double value);
+
+/* --------------------------------------------------------------- matrices */
+
+typedef struct kr_matrix kr_matrix;
+
+/* Builds the matrix in the named format ("csr", ...) on the context's device.
+ * The CSR is copied; the caller may free it afterwards. */
+kr_status kr_matrix_create(kr_ctx *ctx, const kr_csr *A, const char *format,
+                           kr_matrix **M);
+void kr_matrix_destroy(kr_matrix *M);
+/* y = alpha*M*x + beta*y */
+kr_status kr_matrix_apply(kr_matrix *M, double alpha, const kr_vec *x,
+                          double beta, kr_vec *y);
+const char *kr_matrix_format(const kr_matrix *M);
+int32_t kr_matrix_rows(const kr_matrix *M);
+int32_t kr_matrix_cols(const kr_matrix *M);
+/* Bytes the format holds on its device. */
+size_t kr_matrix_bytes(const kr_matrix *M);
+/* Seconds spent converting from CSR in kr_matrix_create. */
+double kr_matrix_build_seconds(const kr_matrix *M);
+
+/* ------------------------------------------------------- preconditioners */
+
+typedef struct kr_precond kr_precond;
+
+/* Builds the named preconditioner ("none", "jacobi", ...) for A. */
+kr_status kr_precond_create(kr_ctx *ctx, const kr_csr *A, const char *name,
+                            kr_precond **P);
+void kr_precond_destroy(kr_precond *P);
+/* z = P^{-1} r */
+kr_status kr_precond_apply(kr_precond *P, const kr_vec *r, kr_vec *z);
+const char *kr_precond_name(const kr_precond *P);
+
+/* ----------------------------------------------------------------- solve */
+
+/* Why a solve stopped. Positive: converged; negative: did not. The values
+ * follow PETSc's KSPConvergedReason where both have the case. */
+typedef enum kr_reason {
+    KR_ITERATING = 0,
+    KR_CONVERGED_RTOL = 2,            /* ||r|| <= rtol*||b||                 */
+    KR_CONVERGED_ATOL = 3,            /* ||r|| <= atol                       */
+    KR_CONVERGED_HAPPY_BREAKDOWN = 5, /* exact solution in the Krylov space  */
+    KR_CONVERGED_ZERO_RHS = 6,        /* b = 0, so x = 0                     */
+    KR_DIVERGED_ITS = -3,             /* maximum iterations reached          */
+    KR_DIVERGED_DTOL = -4,            /* ||r|| > dtol*||b||                  */
+    KR_DIVERGED_BREAKDOWN = -5,       /* a zero inner product stopped it     */
+    KR_DIVERGED_INDEFINITE_PC = -8,   /* CG: preconditioner not SPD          */
+    KR_DIVERGED_NANORINF = -9,        /* a norm became NaN or infinite       */
+    KR_DIVERGED_INDEFINITE_MAT = -10  /* CG: matrix not SPD                  */
+} kr_reason;
+
+/* "CONVERGED_RTOL" etc. */
+const char *kr_reason_name(kr_reason r);
+/* A sentence for users: "relative residual below rtol". */
+const char *kr_reason_text(kr_reason r);
+
+/* Called once per iteration (and for iteration 0) with ||r_k||. */
+typedef void (*kr_monitor_fn)(int iteration, double rnorm, void *user);
+
+typedef struct kr_solve_options {
+    const char *method; /* "cg", "gmres", "idr", "bicgstab"; default "idr"   */
+    double rtol;        /* default 1e-8                                       */
+    double atol;        /* default 0                                          */
+    double dtol;        /* divergence when ||r|| > dtol*||b||; default 1e5    */
+    int maxit;          /* default 10000                                      */
+    int restart;        /* GMRES restart length m; default 30                 */
+    int s;              /* IDR(s) shadow space dimension; default 4           */
+    double kappa;       /* IDR(s) omega safeguard; default 0.7                */
+    uint64_t seed;      /* IDR(s) shadow space generator seed; default 1      */
+    int keep_history;   /* store ||r_k|| per iteration in the result          */
+    kr_monitor_fn monitor;
+    void *monitor_user;
+} kr_solve_options;
+
+void kr_solve_options_default(kr_solve_options *opt);
+
+typedef struct kr_result {
+    kr_reason reason;
+    int iterations;
+    double bnorm;         /* ||b||                                          */
+    double rnorm;         /* the solver's own (recursive) residual norm     */
+    double true_rnorm;    /* ||b - A x|| recomputed once at the end         */
+    double solve_seconds; /* wall time of kr_solve                          */
+    double *history;      /* ||r_k||, k = 0..history_len-1, if asked for    */
+    int history_len;
+} kr_result;
+
+/* Solves A x = b; x holds the initial guess on entry. A reason that is not
+ * converged is not an error: the status is KR_OK and res->reason says why. */
+kr_status kr_solve(kr_ctx *ctx, kr_matrix *A, kr_precond *P, const kr_vec *b,
+                   kr_vec *x, const kr_solve_options *opt, kr_result *res);
+void kr_result_free(kr_result *res);
+
+/* -------------------------------------------------------------- registry */
+
+/* NULL-terminated lists of the names the library accepts. */
+const char *const *kr_format_names(void);
+const char *const *kr_precond_names(void);
+const char *const *kr_method_names(void);
+
+/* Wall-clock seconds from a monotonic clock. */
+double kr_wtime(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* KRYLOV_H */

@@ -1,0 +1,56 @@
+/* Scalar Jacobi, z = D^{-1} r. The inverse diagonal is formed on the host
+ * once and applied by the backend's pointwise product, so it runs on every
+ * backend unchanged. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "core/error.h"
+#include "core/vec.h"
+#include "precond/precond.h"
+
+/* d[i] = 1 / a_ii, or the failing row's index in *bad_row. */
+static kr_status invert_diagonal(kr_ctx *ctx, const kr_csr *A, double *d)
+{
+    for (int32_t i = 0; i < A->nrows; i++) {
+        double aii = 0.0;
+        for (int32_t k = A->rowptr[i]; k < A->rowptr[i + 1]; k++)
+            if (A->colind[k] == i) aii = A->val[k];
+        if (aii == 0.0)
+            return kr_fail(ctx, KR_ERR_SINGULAR,
+                           "jacobi: diagonal entry of row %d is zero or "
+                           "missing (1-based row %d)",
+                           i, i + 1);
+        d[i] = 1.0 / aii;
+    }
+    return KR_OK;
+}
+
+static kr_status jacobi_build(kr_ctx *ctx, const kr_csr *A, void **impl)
+{
+    if (A->nrows != A->ncols)
+        return kr_fail(ctx, KR_ERR_ARG, "jacobi: matrix is %d x %d, not "
+                                        "square", A->nrows, A->ncols);
+    double *d = malloc(((size_t)A->nrows + 1) * sizeof *d);
+    if (!d) return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
+    kr_status st = invert_diagonal(ctx, A, d);
+    if (st == KR_OK)
+        st = kr_dev_upload_new(ctx, d, (size_t)A->nrows * sizeof *d, impl);
+    free(d);
+    return st;
+}
+
+static kr_status jacobi_apply(kr_ctx *ctx, void *impl, int32_t n,
+                              const double *r, double *z)
+{
+    return ctx->ops->pointwise_mult(ctx, n, impl, r, z);
+}
+
+static void jacobi_destroy(kr_ctx *ctx, void *impl) { kr_dev_free(ctx, impl); }
+
+const kr_precond_ops kr_precond_jacobi_ops = {
+    .name = "jacobi",
+    .summary = "scalar Jacobi, z = D^-1 r (a zero diagonal is an error)",
+    .build = jacobi_build,
+    .apply = jacobi_apply,
+    .destroy = jacobi_destroy,
+};

@@ -1,0 +1,32 @@
+/* The identity preconditioner, z = r. */
+#include "core/error.h"
+#include "precond/precond.h"
+
+static kr_status none_build(kr_ctx *ctx, const kr_csr *A, void **impl)
+{
+    (void)ctx;
+    (void)A;
+    *impl = NULL;
+    return KR_OK;
+}
+
+static kr_status none_apply(kr_ctx *ctx, void *impl, int32_t n,
+                            const double *r, double *z)
+{
+    (void)impl;
+    return ctx->ops->copy(ctx, z, r, (size_t)n * sizeof(double));
+}
+
+static void none_destroy(kr_ctx *ctx, void *impl)
+{
+    (void)ctx;
+    (void)impl;
+}
+
+const kr_precond_ops kr_precond_none_ops = {
+    .name = "none",
+    .summary = "no preconditioner (identity)",
+    .build = none_build,
+    .apply = none_apply,
+    .destroy = none_destroy,
+};

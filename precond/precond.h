@@ -1,0 +1,31 @@
+/* Preconditioners as operators z = P^{-1} r, registered by name in
+ * precond/registry.c. "none" is the identity operator, so solver loops never
+ * branch on whether there is a preconditioner. */
+#ifndef KR_PRECOND_PRECOND_H
+#define KR_PRECOND_PRECOND_H
+
+#include "core/ctx.h"
+
+typedef struct kr_precond_ops {
+    const char *name;
+    const char *summary;
+    kr_status (*build)(kr_ctx *ctx, const kr_csr *A, void **impl);
+    /* z = P^{-1} r; r and z are distinct arrays of n doubles */
+    kr_status (*apply)(kr_ctx *ctx, void *impl, int32_t n, const double *r,
+                       double *z);
+    void (*destroy)(kr_ctx *ctx, void *impl);
+} kr_precond_ops;
+
+struct kr_precond {
+    kr_ctx *ctx;
+    const kr_precond_ops *ops;
+    void *impl;
+    int32_t n;
+};
+
+const kr_precond_ops *kr_precond_find(const char *name);
+
+extern const kr_precond_ops kr_precond_none_ops;
+extern const kr_precond_ops kr_precond_jacobi_ops;
+
+#endif

@@ -1,0 +1,53 @@
+/* Krylov methods as plug-ins, registered by name in solver/registry.c, and
+ * the stopping test they share. */
+#ifndef KR_SOLVER_SOLVER_H
+#define KR_SOLVER_SOLVER_H
+
+#include "core/vec.h"
+#include "precond/precond.h"
+#include "spmv/format.h"
+
+/* What a method sees: the operator, the preconditioner, the options, and
+ * the stopping test's thresholds, already computed from ||b||. */
+typedef struct kr_solve_args {
+    kr_ctx *ctx;
+    kr_matrix *A;
+    kr_precond *P;
+    const double *b; /* backend memory, n entries */
+    double *x;       /* backend memory, n entries; initial guess on entry */
+    int32_t n;
+    const kr_solve_options *opt;
+    double bnorm;
+    double r0norm; /* ||r_0||, set by kr_solver_check at iteration 0 */
+} kr_solve_args;
+
+typedef struct kr_solver_ops {
+    const char *name;
+    const char *summary;
+    /* Runs the iteration. Sets res->reason, iterations and rnorm; records
+     * every residual through kr_solver_record. */
+    kr_status (*solve)(kr_solve_args *args, kr_result *res);
+} kr_solver_ops;
+
+const kr_solver_ops *kr_solver_find(const char *name);
+
+extern const kr_solver_ops kr_cg_ops;
+extern const kr_solver_ops kr_gmres_ops;
+extern const kr_solver_ops kr_idr_ops;
+extern const kr_solver_ops kr_bicgstab_ops;
+
+/* The stopping test for iteration `it` with residual norm rnorm: records it
+ * (monitor, history) and returns KR_ITERATING or the reason to stop:
+ * rtol/atol met, NaN/Inf, divergence, or maxit reached. */
+kr_reason kr_solver_check(kr_solve_args *a, kr_result *res, int it,
+                          double rnorm);
+
+/* Shorthands for the backend kernels on arrays of length n. */
+kr_status kr_spmv(const kr_solve_args *a, double alpha, const double *x,
+                  double beta, double *y);
+kr_status kr_pc(const kr_solve_args *a, const double *r, double *z);
+/* Allocates `count` work vectors of n doubles in one block (zeroed). */
+kr_status kr_work_alloc(const kr_solve_args *a, int count, double **block);
+#define KR_WORK(block, n, i) ((block) + (size_t)(i) * (size_t)(n))
+
+#endif

@@ -1,0 +1,42 @@
+/* Sparse matrix formats as plug-ins. A format is a table of functions for
+ * each backend, registered by name in spmv/registry.c; nothing outside a
+ * format's own two files (name.c, name.cu) knows its layout. */
+#ifndef KR_SPMV_FORMAT_H
+#define KR_SPMV_FORMAT_H
+
+#include "core/ctx.h"
+
+typedef struct kr_format_ops {
+    const char *name;
+    /* Builds the format's data on the backend from host CSR. */
+    kr_status (*build)(kr_ctx *ctx, const kr_csr *A, void **impl);
+    /* y = alpha*A*x + beta*y; beta == 0 overwrites y */
+    kr_status (*apply)(kr_ctx *ctx, void *impl, double alpha, const double *x,
+                       double beta, double *y);
+    size_t (*bytes)(const void *impl);
+    void (*destroy)(kr_ctx *ctx, void *impl); /* accepts NULL */
+} kr_format_ops;
+
+typedef struct kr_format_entry {
+    const char *name;
+    const char *summary;           /* one line for --help              */
+    const kr_format_ops *cpu;      /* CPU implementation               */
+    const kr_format_ops *(*cuda)(void); /* CUDA implementation or NULL */
+} kr_format_entry;
+
+/* Looks a format up by name; NULL if unknown. */
+const kr_format_entry *kr_format_find(const char *name);
+
+struct kr_matrix {
+    kr_ctx *ctx;
+    const kr_format_ops *ops;
+    void *impl;
+    int32_t nrows, ncols, nnz;
+    double build_seconds;
+};
+
+/* Per-format tables (spmv/csr.c, spmv/csr.cu or the stubs). */
+extern const kr_format_ops kr_csr_cpu_ops;
+const kr_format_ops *kr_csr_cuda_ops(void);
+
+#endif

@@ -1,0 +1,82 @@
+/* The public matrix handle: picks the format's table for the context's
+ * backend once, then every apply goes straight to it. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/vec.h"
+#include "spmv/format.h"
+
+static kr_status unknown_format(kr_ctx *ctx, const char *format)
+{
+    char list[256];
+    kr_join_names(kr_format_names(), list, sizeof list);
+    return kr_fail(ctx, KR_ERR_ARG, "unknown format '%s' (valid: %s)",
+                   format ? format : "(null)", list);
+}
+
+static kr_status pick_ops(kr_ctx *ctx, const char *format,
+                          const kr_format_ops **ops)
+{
+    const kr_format_entry *e = kr_format_find(format);
+    if (!e) return unknown_format(ctx, format);
+    *ops = ctx->device == KR_DEVICE_CUDA ? (e->cuda ? e->cuda() : NULL) : e->cpu;
+    if (!*ops)
+        return kr_fail(ctx, KR_ERR_UNSUPPORTED,
+                       "format '%s' has no implementation on %s", format,
+                       ctx->device_name);
+    return KR_OK;
+}
+
+kr_status kr_matrix_create(kr_ctx *ctx, const kr_csr *A, const char *format,
+                           kr_matrix **out)
+{
+    if (!ctx || !A || !out) return kr_fail(ctx, KR_ERR_ARG, "kr_matrix_create: NULL argument");
+    *out = NULL;
+    const kr_format_ops *ops;
+    KR_TRY(pick_ops(ctx, format, &ops));
+    KR_TRY(kr_csr_check(ctx, A));
+    kr_matrix *M = calloc(1, sizeof *M);
+    if (!M) return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
+    double t0 = kr_wtime();
+    kr_status st = ops->build(ctx, A, &M->impl);
+    if (st != KR_OK) {
+        free(M);
+        return st;
+    }
+    M->build_seconds = kr_wtime() - t0;
+    M->ctx = ctx;
+    M->ops = ops;
+    M->nrows = A->nrows;
+    M->ncols = A->ncols;
+    M->nnz = A->nnz;
+    *out = M;
+    return KR_OK;
+}
+
+void kr_matrix_destroy(kr_matrix *M)
+{
+    if (!M) return;
+    M->ops->destroy(M->ctx, M->impl);
+    free(M);
+}
+
+kr_status kr_matrix_apply(kr_matrix *M, double alpha, const kr_vec *x,
+                          double beta, kr_vec *y)
+{
+    if (!M || !x || !y) return KR_ERR_ARG;
+    if (x->n != M->ncols || y->n != M->nrows)
+        return kr_fail(M->ctx, KR_ERR_ARG,
+                       "matrix is %d x %d but x has %d and y %d entries",
+                       M->nrows, M->ncols, x->n, y->n);
+    if (x->ctx != M->ctx || y->ctx != M->ctx)
+        return kr_fail(M->ctx, KR_ERR_ARG,
+                       "vectors belong to another context than the matrix");
+    return M->ops->apply(M->ctx, M->impl, alpha, x->data, beta, y->data);
+}
+
+const char *kr_matrix_format(const kr_matrix *M) { return M->ops->name; }
+int32_t kr_matrix_rows(const kr_matrix *M) { return M->nrows; }
+int32_t kr_matrix_cols(const kr_matrix *M) { return M->ncols; }
+size_t kr_matrix_bytes(const kr_matrix *M) { return M->ops->bytes(M->impl); }
+double kr_matrix_build_seconds(const kr_matrix *M) { return M->build_seconds; }

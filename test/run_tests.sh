@@ -1,0 +1,40 @@
+#!/bin/sh
+# Runs every test program, then prints one summary line:
+#   "tests: N passed, N failed, N skipped"
+# Check's own per-program lines ("100%: Checks: ...") come first.
+set -u
+build=$1
+shift
+skiplog="$build/test/skipped.log"
+: >"$skiplog"
+export KT_SKIP_LOG="$PWD/$skiplog"
+export KRYLOV_BIN="$PWD/$build/krylov"
+passed=0
+failed=0
+status=0
+for t in "$@"; do
+    out=$("$t" 2>&1)
+    rc=$?
+    printf '%s\n' "$out"
+    line=$(printf '%s\n' "$out" | grep -E '^[0-9]+%: Checks: ' | tail -n 1)
+    if [ -z "$line" ]; then
+        echo "FAIL: $t printed no Check summary (exit $rc)"
+        failed=$((failed + 1))
+        status=1
+        continue
+    fi
+    checks=$(printf '%s' "$line" | sed -E 's/.*Checks: ([0-9]+).*/\1/')
+    fails=$(printf '%s' "$line" | sed -E 's/.*Failures: ([0-9]+).*/\1/')
+    errs=$(printf '%s' "$line" | sed -E 's/.*Errors: ([0-9]+).*/\1/')
+    bad=$((fails + errs))
+    passed=$((passed + checks - bad))
+    failed=$((failed + bad))
+    [ "$rc" -ne 0 ] || [ "$bad" -ne 0 ] && status=1
+done
+skipped=$(wc -l <"$skiplog" | tr -d ' ')
+if [ "$skipped" -gt 0 ]; then
+    echo "skipped (counted as passed checks above, not run for real):"
+    sed 's/^/  /' "$skiplog"
+fi
+echo "tests: $passed passed, $failed failed, $skipped skipped"
+exit $status

@@ -1,0 +1,138 @@
+/* Helpers shared by the Check test programs. */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static int is_dir(const char *p)
+{
+    struct stat st;
+    return p && stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+const char *kt_matrices_dir(void)
+{
+    const char *env = getenv("KRYLOV_MATRICES");
+    if (env && *env) return is_dir(env) ? env : NULL;
+    return is_dir("../shared/matrices") ? "../shared/matrices" : NULL;
+}
+
+void kt_skip(const char *test, const char *reason)
+{
+    printf("SKIP: %s: %s\n", test, reason);
+    fflush(stdout);
+    const char *log = getenv("KT_SKIP_LOG");
+    FILE *f = log ? fopen(log, "a") : NULL;
+    if (f) {
+        fprintf(f, "%s: %s\n", test, reason);
+        fclose(f);
+    }
+}
+
+const char *kt_tmpdir(void)
+{
+    static char dir[64];
+    strcpy(dir, "/tmp/krylov-test-XXXXXX");
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        abort();
+    }
+    return dir;
+}
+
+const char *kt_write_file(const char *dir, const char *name, const char *text)
+{
+    static char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        perror(path);
+        abort();
+    }
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+uint64_t kt_rand_u64(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+double kt_rand_uniform(uint64_t *s)
+{
+    return (double)(kt_rand_u64(s) >> 11) * 0x1.0p-52 - 1.0;
+}
+
+static int cmp_i32(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Row i: the diagonal (if square) plus up to per_row-1 random columns. */
+static int32_t random_row(int32_t i, int32_t n, int32_t m, int per_row,
+                          uint64_t *s, int32_t *cols)
+{
+    int32_t len = 0;
+    if (i < m) cols[len++] = i;
+    for (int k = 1; k < per_row && m > 0; k++) {
+        int32_t j = (int32_t)(kt_rand_u64(s) % (uint64_t)m);
+        int dup = 0;
+        for (int32_t t = 0; t < len; t++) dup |= cols[t] == j;
+        if (!dup) cols[len++] = j;
+    }
+    (void)n;
+    qsort(cols, (size_t)len, sizeof *cols, cmp_i32);
+    return len;
+}
+
+void kt_random_csr(kr_ctx *ctx, int32_t n, int32_t m, int per_row,
+                   int dominant, uint64_t seed, kr_csr *A)
+{
+    uint64_t s = seed;
+    int32_t *cols = malloc(sizeof(int32_t) * (size_t)(per_row + 1));
+    ck_assert_int_eq(kr_csr_alloc(ctx, n, m, n * per_row, A), KR_OK);
+    int32_t nnz = 0;
+    for (int32_t i = 0; i < n; i++) {
+        int32_t len = random_row(i, n, m, per_row, &s, cols);
+        double offsum = 0.0;
+        int32_t diag = -1;
+        for (int32_t t = 0; t < len; t++) {
+            A->colind[nnz + t] = cols[t];
+            A->val[nnz + t] = kt_rand_uniform(&s);
+            if (cols[t] == i) diag = nnz + t;
+            else offsum += fabs(A->val[nnz + t]);
+        }
+        if (dominant && diag >= 0) A->val[diag] = 1.0 + 2.0 * offsum;
+        nnz += len;
+        A->rowptr[i + 1] = nnz;
+    }
+    A->nnz = nnz;
+    free(cols);
+}
+
+double kt_rel_diff(int32_t n, const double *a, const double *b)
+{
+    double d = 0.0, scale = 1.0;
+    for (int32_t i = 0; i < n; i++) {
+        if (fabs(a[i] - b[i]) > d || isnan(a[i] - b[i])) d = fabs(a[i] - b[i]);
+        if (fabs(b[i]) > scale) scale = fabs(b[i]);
+    }
+    return isnan(d) ? INFINITY : d / scale;
+}
+
+int kt_run(Suite *s)
+{
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? 0 : 1;
+}

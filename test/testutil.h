@@ -1,0 +1,39 @@
+/* Helpers shared by the Check test programs. */
+#ifndef KR_TEST_TESTUTIL_H
+#define KR_TEST_TESTUTIL_H
+
+#include <check.h>
+#include <stdint.h>
+
+#include "krylov.h"
+
+/* The folder of real test matrices: $KRYLOV_MATRICES, else
+ * ../shared/matrices from the repository root; NULL if neither exists. */
+const char *kt_matrices_dir(void);
+
+/* Marks the running test as skipped with a reason: prints a SKIP line and
+ * records it for the summary of test/run_tests.sh. The caller then returns. */
+void kt_skip(const char *test, const char *reason);
+
+/* A fresh temporary folder (removed by the OS's tmp cleaning, or by tests). */
+const char *kt_tmpdir(void);
+
+/* Writes `text` to dir/name and returns the path (static buffer, reused). */
+const char *kt_write_file(const char *dir, const char *name, const char *text);
+
+/* Deterministic pseudo-random numbers (splitmix64). */
+uint64_t kt_rand_u64(uint64_t *state);
+double kt_rand_uniform(uint64_t *state); /* in [-1, 1) */
+
+/* A random n x m sparse matrix with about `per_row` entries per row, the
+ * diagonal included and made dominant when `dominant` (so it is solvable). */
+void kt_random_csr(kr_ctx *ctx, int32_t n, int32_t m, int per_row,
+                   int dominant, uint64_t seed, kr_csr *A);
+
+/* max_i |a_i - b_i| / max(1, max_i |b_i|) */
+double kt_rel_diff(int32_t n, const double *a, const double *b);
+
+/* Runs the suite (fork mode) and returns the exit status for main. */
+int kt_run(Suite *s);
+
+#endif
