@@ -41,7 +41,7 @@ LIB_C   := $(filter-out core/cuda_stubs.c,$(wildcard $(addsuffix /*.c,$(MODULES)
 LIB_CU  := $(wildcard $(addsuffix /*.cu,$(MODULES)))
 
 ifeq ($(CUDA),1)
-  NVCCFLAGS := -O3 -std=c++17 -Iinclude -I. -Xcompiler -fPIC,-Wall,-Wextra,-Werror \
+  NVCCFLAGS := -O3 -std=c++17 -Iinclude -I. -Xcompiler -fPIC,-Wall,-Wextra,-Werror,-Wno-format-truncation \
                -gencode arch=compute_90,code=sm_90 \
                -gencode arch=compute_90,code=compute_90
   LIB_OBJ := $(LIB_C:%.c=$(BUILD)/%.o) $(LIB_CU:%.cu=$(BUILD)/%.cu.o)
@@ -54,7 +54,7 @@ endif
 DRIVER_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard drivers/*.c))
 TEST_SRC   := $(wildcard test/test_*.c)
 TEST_BIN   := $(TEST_SRC:test/%.c=$(BUILD)/test/%)
-TESTUTIL   := $(BUILD)/test/testutil.o
+TESTUTIL   := $(patsubst %.c,$(BUILD)/%.o,$(filter-out test/test_%.c,$(wildcard test/*.c)))
 EXAMPLES   := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
 CHECK_LIBS  = $(shell pkg-config --libs --static check 2>/dev/null)
 CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null)
@@ -84,10 +84,6 @@ $(BUILD)/krylov: $(DRIVER_OBJ) $(BUILD)/libkrylov.a
 $(BUILD)/examples/%: examples/%.c $(BUILD)/libkrylov.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libkrylov.a $(LDLIBS)
-
-$(BUILD)/test/testutil.o: test/testutil.c test/testutil.h
-	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -c $< -o $@
 
 $(BUILD)/test/%: test/%.c $(TESTUTIL) $(BUILD)/libkrylov.a
 	@mkdir -p $(dir $@)

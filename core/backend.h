@@ -14,6 +14,10 @@
 
 #include "krylov.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Largest number of dot products fused into one pass by `dots`. */
 #define KR_MAX_DOTS 4
 
@@ -58,5 +62,9 @@ const kr_backend_ops *kr_cpu_backend(void);
  * CUDA, KR_ERR_DEVICE when no usable GPU. */
 kr_status kr_cuda_backend_init(kr_ctx *ctx);
 void kr_cuda_backend_fini(kr_ctx *ctx);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -6,6 +6,10 @@
 #include "core/backend.h"
 #include "krylov.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #define KR_MSG_LEN 1024
 #define KR_SCRATCH (256 * 64)
 
@@ -14,13 +18,15 @@ struct kr_ctx {
     const kr_backend_ops *ops;  /* the kernels of that device                */
     void *backend;              /* backend state (CUDA handles), or NULL     */
     int threads;                /* CPU threads, 0 = OpenMP default           */
-    size_t device_bytes;        /* bytes currently allocated through ops     */
-    size_t device_bytes_peak;   /* largest device_bytes seen                 */
     double *scratch;            /* KR_SCRATCH doubles of host memory for the
                                    partial sums of CPU reductions            */
     char device_name[128];
     char error[KR_MSG_LEN];
     char note[KR_MSG_LEN];
 };
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -7,6 +7,10 @@
 
 #include "krylov.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 #if defined(__GNUC__)
 #define KR_PRINTF_LIKE(f, a) __attribute__((format(printf, f, a)))
 #else
@@ -36,5 +40,9 @@ void kr_join_names(const char *const *names, char *buf, size_t len);
         (st) = (expr);                                                         \
         if ((st) != KR_OK) goto label;                                         \
     } while (0)
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -5,6 +5,10 @@
 
 #include "core/ctx.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct kr_vec {
     kr_ctx *ctx;
     int32_t n;
@@ -18,5 +22,9 @@ void kr_dev_free(kr_ctx *ctx, void *p);
 /* Allocates backend memory and copies `bytes` from host memory into it. */
 kr_status kr_dev_upload_new(kr_ctx *ctx, const void *host, size_t bytes,
                             void **p);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -6,6 +6,10 @@
 
 #include "core/ctx.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef struct kr_format_ops {
     const char *name;
     /* Builds the format's data on the backend from host CSR. */
@@ -38,5 +42,9 @@ struct kr_matrix {
 /* Per-format tables (spmv/csr.c, spmv/csr.cu or the stubs). */
 extern const kr_format_ops kr_csr_cpu_ops;
 const kr_format_ops *kr_csr_cuda_ops(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -1,0 +1,69 @@
+/* Internal to the CUDA backend's .cu files: the backend state kept in
+ * ctx->backend and the macros that turn CUDA, cuBLAS and cuSPARSE statuses
+ * into krylov statuses with the call and the message. */
+#ifndef KR_CORE_CUDA_H
+#define KR_CORE_CUDA_H
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cusparse.h>
+
+#include "core/ctx.h"
+#include "core/error.h"
+
+/* Device doubles for reduction partial sums and small results. */
+#define KR_CUDA_SCRATCH (64 * 1024)
+
+typedef struct kr_cuda_state {
+    int device;
+    cudaStream_t stream;
+    cublasHandle_t cublas;
+    cusparseHandle_t cusparse;
+    double *d_scratch; /* KR_CUDA_SCRATCH doubles of device memory */
+    double *h_scratch; /* KR_CUDA_SCRATCH doubles of pinned host memory */
+    int sm_count;
+} kr_cuda_state;
+
+static inline kr_cuda_state *kr_cuda(kr_ctx *ctx)
+{
+    return (kr_cuda_state *)ctx->backend;
+}
+
+kr_status kr_cuda_fail(kr_ctx *ctx, const char *call, const char *what,
+                       const char *file, int line);
+
+#define KR_CUDA_TRY(ctx, call)                                                 \
+    do {                                                                       \
+        cudaError_t kr_e_ = (call);                                            \
+        if (kr_e_ != cudaSuccess)                                              \
+            return kr_cuda_fail(ctx, #call, cudaGetErrorString(kr_e_),         \
+                                __FILE__, __LINE__);                           \
+    } while (0)
+
+#define KR_CUBLAS_TRY(ctx, call)                                               \
+    do {                                                                       \
+        cublasStatus_t kr_e_ = (call);                                         \
+        if (kr_e_ != CUBLAS_STATUS_SUCCESS)                                    \
+            return kr_cuda_fail(ctx, #call, cublasGetStatusString(kr_e_),      \
+                                __FILE__, __LINE__);                           \
+    } while (0)
+
+#define KR_CUSPARSE_TRY(ctx, call)                                             \
+    do {                                                                       \
+        cusparseStatus_t kr_e_ = (call);                                       \
+        if (kr_e_ != CUSPARSE_STATUS_SUCCESS)                                  \
+            return kr_cuda_fail(ctx, #call, cusparseGetErrorString(kr_e_),     \
+                                __FILE__, __LINE__);                           \
+    } while (0)
+
+/* After a kernel launch: launch-configuration errors surface here. */
+#define KR_LAUNCH_CHECK(ctx) KR_CUDA_TRY(ctx, cudaGetLastError())
+
+/* Blocks for a grid-stride loop over n entries. */
+static inline int kr_grid(int64_t n, int block)
+{
+    int64_t g = (n + block - 1) / block;
+    return (int)(g < 1 ? 1 : (g > 65535 ? 65535 : g));
+}
+
+#endif

@@ -1,0 +1,377 @@
+/* The CUDA backend: device selection, handles, and the vector kernels of
+ * core/backend.h on the GPU. Reductions are two-stage with a block count
+ * that depends only on n, and the final sums run in a fixed order, so a
+ * result is the same on every run for the same n. Only the reduced scalars
+ * cross to the host. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/cuda.h"
+
+#define BLOCK 256
+#define MAX_RED_BLOCKS 1024
+
+int kr_built_with_cuda(void) { return 1; }
+
+kr_status kr_cuda_fail(kr_ctx *ctx, const char *call, const char *what,
+                       const char *file, int line)
+{
+    return kr_fail(ctx, KR_ERR_DEVICE, "%s failed (%s:%d): %s", call, file,
+                   line, what);
+}
+
+/* ------------------------------------------------------------- memory */
+
+static kr_status cu_alloc(kr_ctx *ctx, void **p, size_t bytes)
+{
+    *p = NULL;
+    cudaError_t e = cudaMalloc(p, bytes ? bytes : 8);
+    if (e == cudaSuccess) return KR_OK;
+    cudaGetLastError(); /* clear the sticky-free error state */
+    size_t free_b = 0, total_b = 0;
+    cudaMemGetInfo(&free_b, &total_b);
+    return kr_fail(ctx, KR_ERR_NOMEM,
+                   "not enough GPU memory: %zu bytes needed, %zu free of %zu "
+                   "(%s)",
+                   bytes, free_b, total_b, cudaGetErrorString(e));
+}
+
+static void cu_release(kr_ctx *ctx, void *p)
+{
+    (void)ctx;
+    if (p) cudaFree(p);
+}
+
+static kr_status cu_upload(kr_ctx *ctx, void *dst, const void *src,
+                           size_t bytes)
+{
+    /* From pageable memory the call returns once src was staged, so the
+     * caller may reuse src at once. */
+    KR_CUDA_TRY(ctx, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice,
+                                     kr_cuda(ctx)->stream));
+    return KR_OK;
+}
+
+static kr_status cu_download(kr_ctx *ctx, void *dst, const void *src,
+                             size_t bytes)
+{
+    cudaStream_t s = kr_cuda(ctx)->stream;
+    KR_CUDA_TRY(ctx, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s));
+    KR_CUDA_TRY(ctx, cudaStreamSynchronize(s));
+    return KR_OK;
+}
+
+static kr_status cu_copy(kr_ctx *ctx, void *dst, const void *src, size_t bytes)
+{
+    if (bytes == 0) return KR_OK;
+    KR_CUDA_TRY(ctx, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice,
+                                     kr_cuda(ctx)->stream));
+    return KR_OK;
+}
+
+/* ------------------------------------------------------ element-wise */
+
+#define GRID_STRIDE(i, n)                                                      \
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < (n);  \
+         i += (int64_t)gridDim.x * blockDim.x)
+
+__global__ void k_fill(int32_t n, double a, double *x)
+{
+    GRID_STRIDE(i, n) x[i] = a;
+}
+
+__global__ void k_axpby(int32_t n, double a, const double *x, double b,
+                        double *y)
+{
+    if (b == 0.0) {
+        GRID_STRIDE(i, n) y[i] = a * x[i];
+    } else {
+        GRID_STRIDE(i, n) y[i] = a * x[i] + b * y[i];
+    }
+}
+
+__global__ void k_axpbypcz(int32_t n, double a, const double *x, double b,
+                           const double *y, double c, double *z)
+{
+    if (c == 0.0) {
+        GRID_STRIDE(i, n) z[i] = a * x[i] + b * y[i];
+    } else {
+        GRID_STRIDE(i, n) z[i] = a * x[i] + b * y[i] + c * z[i];
+    }
+}
+
+__global__ void k_axpy2(int32_t n, double a, const double *p, double *x,
+                        double b, const double *q, double *r)
+{
+    GRID_STRIDE(i, n)
+    {
+        x[i] += a * p[i];
+        r[i] += b * q[i];
+    }
+}
+
+__global__ void k_pointwise(int32_t n, const double *d, const double *x,
+                            double *y)
+{
+    GRID_STRIDE(i, n) y[i] = d[i] * x[i];
+}
+
+#define LAUNCH(ctx, n, kernel, ...)                                            \
+    do {                                                                       \
+        if ((n) > 0)                                                           \
+            kernel<<<kr_grid(n, BLOCK), BLOCK, 0, kr_cuda(ctx)->stream>>>(     \
+                __VA_ARGS__);                                                  \
+        KR_LAUNCH_CHECK(ctx);                                                  \
+    } while (0)
+
+static kr_status cu_fill(kr_ctx *ctx, int32_t n, double a, double *x)
+{
+    LAUNCH(ctx, n, k_fill, n, a, x);
+    return KR_OK;
+}
+
+static kr_status cu_axpby(kr_ctx *ctx, int32_t n, double a, const double *x,
+                          double b, double *y)
+{
+    LAUNCH(ctx, n, k_axpby, n, a, x, b, y);
+    return KR_OK;
+}
+
+static kr_status cu_axpbypcz(kr_ctx *ctx, int32_t n, double a, const double *x,
+                             double b, const double *y, double c, double *z)
+{
+    LAUNCH(ctx, n, k_axpbypcz, n, a, x, b, y, c, z);
+    return KR_OK;
+}
+
+static kr_status cu_axpy2(kr_ctx *ctx, int32_t n, double a, const double *p,
+                          double *x, double b, const double *q, double *r)
+{
+    LAUNCH(ctx, n, k_axpy2, n, a, p, x, b, q, r);
+    return KR_OK;
+}
+
+static kr_status cu_pointwise(kr_ctx *ctx, int32_t n, const double *d,
+                              const double *x, double *y)
+{
+    LAUNCH(ctx, n, k_pointwise, n, d, x, y);
+    return KR_OK;
+}
+
+/* -------------------------------------------------------- reductions */
+
+struct dot_args {
+    const double *x[KR_MAX_DOTS];
+    const double *y[KR_MAX_DOTS];
+};
+
+/* Sum of v over the block, in a fixed order; valid in thread 0. */
+__device__ double block_sum(double v, double *shared)
+{
+    for (int off = 16; off > 0; off /= 2) v += __shfl_down_sync(~0u, v, off);
+    int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    if (lane == 0) shared[warp] = v;
+    __syncthreads();
+    v = 0.0;
+    if (warp == 0) {
+        if (lane < blockDim.x / 32) v = shared[lane];
+        for (int off = 16; off > 0; off /= 2)
+            v += __shfl_down_sync(~0u, v, off);
+    }
+    __syncthreads();
+    return v;
+}
+
+template <int K>
+__global__ void k_dots_partial(int32_t n, dot_args a, double *partial)
+{
+    __shared__ double sh[BLOCK / 32];
+    double s[K];
+    for (int j = 0; j < K; j++) s[j] = 0.0;
+    GRID_STRIDE(i, n)
+    {
+        for (int j = 0; j < K; j++) s[j] += a.x[j][i] * a.y[j][i];
+    }
+    for (int j = 0; j < K; j++) {
+        double t = block_sum(s[j], sh);
+        if (threadIdx.x == 0) partial[j * gridDim.x + blockIdx.x] = t;
+    }
+}
+
+/* out[j] = sum of partial[j*nb .. j*nb+nb), one block per j. */
+__global__ void k_dots_final(int nb, const double *partial, double *out)
+{
+    __shared__ double sh[BLOCK / 32];
+    double s = 0.0;
+    for (int i = threadIdx.x; i < nb; i += blockDim.x)
+        s += partial[blockIdx.x * nb + i];
+    s = block_sum(s, sh);
+    if (threadIdx.x == 0) out[blockIdx.x] = s;
+}
+
+static kr_status fetch_scalars(kr_ctx *ctx, const double *d_src, int k,
+                               double *out)
+{
+    kr_cuda_state *st = kr_cuda(ctx);
+    KR_CUDA_TRY(ctx, cudaMemcpyAsync(st->h_scratch, d_src, k * sizeof(double),
+                                     cudaMemcpyDeviceToHost, st->stream));
+    KR_CUDA_TRY(ctx, cudaStreamSynchronize(st->stream));
+    memcpy(out, st->h_scratch, k * sizeof(double));
+    return KR_OK;
+}
+
+static kr_status cu_dots(kr_ctx *ctx, int32_t n, int k, const double *const *x,
+                         const double *const *y, double *out)
+{
+    if (k < 1 || k > KR_MAX_DOTS)
+        return kr_fail(ctx, KR_ERR_ARG, "dots: k = %d outside 1..%d", k,
+                       KR_MAX_DOTS);
+    kr_cuda_state *st = kr_cuda(ctx);
+    dot_args a;
+    for (int j = 0; j < k; j++) {
+        a.x[j] = x[j];
+        a.y[j] = y[j];
+    }
+    int nb = kr_grid(n, BLOCK);
+    if (nb > MAX_RED_BLOCKS) nb = MAX_RED_BLOCKS;
+    double *partial = st->d_scratch + KR_MAX_DOTS;
+    switch (k) {
+    case 1: k_dots_partial<1><<<nb, BLOCK, 0, st->stream>>>(n, a, partial); break;
+    case 2: k_dots_partial<2><<<nb, BLOCK, 0, st->stream>>>(n, a, partial); break;
+    case 3: k_dots_partial<3><<<nb, BLOCK, 0, st->stream>>>(n, a, partial); break;
+    default: k_dots_partial<4><<<nb, BLOCK, 0, st->stream>>>(n, a, partial); break;
+    }
+    KR_LAUNCH_CHECK(ctx);
+    k_dots_final<<<k, BLOCK, 0, st->stream>>>(nb, partial, st->d_scratch);
+    KR_LAUNCH_CHECK(ctx);
+    return fetch_scalars(ctx, st->d_scratch, k, out);
+}
+
+/* cuBLAS gemv is deterministic (atomics are off by default). */
+static kr_status cu_gemv_t(kr_ctx *ctx, int32_t n, int k, const double *V,
+                           int64_t ld, const double *w, double *h)
+{
+    kr_cuda_state *st = kr_cuda(ctx);
+    if (k > KR_CUDA_SCRATCH)
+        return kr_fail(ctx, KR_ERR_ARG, "gemv_t: %d columns is too many", k);
+    if (n == 0) {
+        memset(h, 0, (size_t)k * sizeof *h);
+        return KR_OK;
+    }
+    const double one = 1.0, zero = 0.0;
+    KR_CUBLAS_TRY(ctx, cublasDgemv(st->cublas, CUBLAS_OP_T, n, k, &one, V,
+                                   (int)ld, w, 1, &zero, st->d_scratch, 1));
+    return fetch_scalars(ctx, st->d_scratch, k, h);
+}
+
+static kr_status cu_gemv_n(kr_ctx *ctx, int32_t n, int k, const double *V,
+                           int64_t ld, const double *h, double alpha, double *w)
+{
+    kr_cuda_state *st = kr_cuda(ctx);
+    if (k > KR_CUDA_SCRATCH)
+        return kr_fail(ctx, KR_ERR_ARG, "gemv_n: %d columns is too many", k);
+    if (n == 0 || k == 0) return KR_OK;
+    double *d_h = st->d_scratch + KR_CUDA_SCRATCH / 2;
+    KR_TRY(cu_upload(ctx, d_h, h, (size_t)k * sizeof *h));
+    const double one = 1.0;
+    KR_CUBLAS_TRY(ctx, cublasDgemv(st->cublas, CUBLAS_OP_N, n, k, &alpha, V,
+                                   (int)ld, d_h, 1, &one, w, 1));
+    return KR_OK;
+}
+
+static kr_backend_ops make_ops(void)
+{
+    kr_backend_ops o;
+    memset(&o, 0, sizeof o);
+    o.name = "cuda";
+    o.alloc = cu_alloc;
+    o.release = cu_release;
+    o.upload = cu_upload;
+    o.download = cu_download;
+    o.copy = cu_copy;
+    o.fill = cu_fill;
+    o.axpby = cu_axpby;
+    o.axpbypcz = cu_axpbypcz;
+    o.axpy2 = cu_axpy2;
+    o.pointwise_mult = cu_pointwise;
+    o.dots = cu_dots;
+    o.gemv_t = cu_gemv_t;
+    o.gemv_n = cu_gemv_n;
+    return o;
+}
+
+static const kr_backend_ops cuda_ops = make_ops();
+
+/* ------------------------------------------------------------ set-up */
+
+static kr_status probe_device(kr_ctx *ctx, cudaDeviceProp *prop)
+{
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return kr_fail(ctx, KR_ERR_DEVICE, "CUDA found no usable GPU: %s",
+                       cudaGetErrorString(e));
+    }
+    if (count == 0)
+        return kr_fail(ctx, KR_ERR_DEVICE, "CUDA found no GPU");
+    KR_CUDA_TRY(ctx, cudaGetDeviceProperties(prop, 0));
+    if (prop->major < 9)
+        return kr_fail(ctx, KR_ERR_DEVICE,
+                       "GPU %s has compute capability %d.%d; this build "
+                       "targets 9.0 and newer",
+                       prop->name, prop->major, prop->minor);
+    KR_CUDA_TRY(ctx, cudaSetDevice(0));
+    KR_CUDA_TRY(ctx, cudaFree(0)); /* creates the CUDA context now */
+    return KR_OK;
+}
+
+static kr_status create_handles(kr_ctx *ctx, kr_cuda_state *st)
+{
+    KR_CUDA_TRY(ctx, cudaStreamCreateWithFlags(&st->stream,
+                                               cudaStreamNonBlocking));
+    KR_CUBLAS_TRY(ctx, cublasCreate(&st->cublas));
+    KR_CUBLAS_TRY(ctx, cublasSetStream(st->cublas, st->stream));
+    KR_CUSPARSE_TRY(ctx, cusparseCreate(&st->cusparse));
+    KR_CUSPARSE_TRY(ctx, cusparseSetStream(st->cusparse, st->stream));
+    KR_TRY(cu_alloc(ctx, (void **)&st->d_scratch,
+                    KR_CUDA_SCRATCH * sizeof(double)));
+    KR_CUDA_TRY(ctx, cudaMallocHost((void **)&st->h_scratch,
+                                    KR_CUDA_SCRATCH * sizeof(double)));
+    return KR_OK;
+}
+
+void kr_cuda_backend_fini(kr_ctx *ctx)
+{
+    kr_cuda_state *st = kr_cuda(ctx);
+    if (!st) return;
+    if (st->stream) cudaStreamSynchronize(st->stream);
+    if (st->cusparse) cusparseDestroy(st->cusparse);
+    if (st->cublas) cublasDestroy(st->cublas);
+    if (st->d_scratch) cudaFree(st->d_scratch);
+    if (st->h_scratch) cudaFreeHost(st->h_scratch);
+    if (st->stream) cudaStreamDestroy(st->stream);
+    free(st);
+    ctx->backend = NULL;
+}
+
+kr_status kr_cuda_backend_init(kr_ctx *ctx)
+{
+    cudaDeviceProp prop;
+    KR_TRY(probe_device(ctx, &prop));
+    kr_cuda_state *st = (kr_cuda_state *)calloc(1, sizeof *st);
+    if (!st) return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
+    ctx->backend = st;
+    st->sm_count = prop.multiProcessorCount;
+    kr_status s = create_handles(ctx, st);
+    if (s != KR_OK) {
+        kr_cuda_backend_fini(ctx);
+        return s;
+    }
+    ctx->device = KR_DEVICE_CUDA;
+    ctx->ops = &cuda_ops;
+    snprintf(ctx->device_name, sizeof ctx->device_name, "%s (sm_%d%d)",
+             prop.name, prop.major, prop.minor);
+    return KR_OK;
+}

@@ -1,0 +1,240 @@
+/* Backend kernels against plain host loops (see backend_check.h). */
+#include "backend_check.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/vec.h"
+#include "testutil.h"
+
+typedef struct bufs {
+    kr_ctx *ctx;
+    int32_t n;
+    double *h[4];  /* host inputs                    */
+    double *d[4];  /* device copies of the inputs    */
+    double *out;   /* host result                    */
+    double *ref;   /* host reference                 */
+} bufs;
+
+static void fill_random(double *x, int32_t n, uint64_t *s)
+{
+    for (int32_t i = 0; i < n; i++) x[i] = kt_rand_uniform(s);
+}
+
+static void bufs_init(bufs *b, kr_ctx *ctx, int32_t n, uint64_t seed)
+{
+    memset(b, 0, sizeof *b);
+    b->ctx = ctx;
+    b->n = n;
+    uint64_t s = seed;
+    size_t bytes = ((size_t)n + 1) * sizeof(double);
+    for (int k = 0; k < 4; k++) {
+        b->h[k] = malloc(bytes);
+        fill_random(b->h[k], n, &s);
+        ck_assert_int_eq(kr_dev_upload_new(ctx, b->h[k], (size_t)n * 8,
+                                           (void **)&b->d[k]),
+                         KR_OK);
+    }
+    b->out = malloc(bytes);
+    b->ref = malloc(bytes);
+}
+
+static void bufs_free(bufs *b)
+{
+    for (int k = 0; k < 4; k++) {
+        free(b->h[k]);
+        kr_dev_free(b->ctx, b->d[k]);
+    }
+    free(b->out);
+    free(b->ref);
+}
+
+/* Sets device array k back to its host values, or to NaN when poisoned. */
+static void reset(bufs *b, int k, int poison)
+{
+    if (poison) {
+        ck_assert_int_eq(b->ctx->ops->fill(b->ctx, b->n, NAN, b->d[k]), KR_OK);
+    } else {
+        ck_assert_int_eq(b->ctx->ops->upload(b->ctx, b->d[k], b->h[k],
+                                             (size_t)b->n * 8),
+                         KR_OK);
+    }
+}
+
+static void expect(bufs *b, int k, double tol, const char *what)
+{
+    ck_assert_int_eq(b->ctx->ops->download(b->ctx, b->out, b->d[k],
+                                           (size_t)b->n * 8),
+                     KR_OK);
+    double d = kt_rel_diff(b->n, b->out, b->ref);
+    ck_assert_msg(d <= tol, "%s, n = %d: relative difference %g > %g", what,
+                  b->n, d, tol);
+}
+
+static void check_elementwise(bufs *b, double tol)
+{
+    const kr_backend_ops *op = b->ctx->ops;
+    int32_t n = b->n;
+    double **h = b->h;
+    /* axpby with beta = 0 must overwrite a poisoned y */
+    reset(b, 3, 1);
+    ck_assert_int_eq(op->axpby(b->ctx, n, 2.5, b->d[0], 0.0, b->d[3]), KR_OK);
+    for (int32_t i = 0; i < n; i++) b->ref[i] = 2.5 * h[0][i];
+    expect(b, 3, tol, "axpby beta=0");
+    reset(b, 3, 0);
+    ck_assert_int_eq(op->axpby(b->ctx, n, -0.5, b->d[0], 1.5, b->d[3]), KR_OK);
+    for (int32_t i = 0; i < n; i++) b->ref[i] = -0.5 * h[0][i] + 1.5 * h[3][i];
+    expect(b, 3, tol, "axpby");
+    reset(b, 3, 1);
+    ck_assert_int_eq(op->axpbypcz(b->ctx, n, 1.0, b->d[0], -2.0, b->d[1], 0.0,
+                                  b->d[3]),
+                     KR_OK);
+    for (int32_t i = 0; i < n; i++) b->ref[i] = h[0][i] - 2.0 * h[1][i];
+    expect(b, 3, tol, "axpbypcz c=0");
+    reset(b, 3, 0);
+    ck_assert_int_eq(op->axpbypcz(b->ctx, n, 1.0, b->d[0], -2.0, b->d[1], 0.25,
+                                  b->d[3]),
+                     KR_OK);
+    for (int32_t i = 0; i < n; i++)
+        b->ref[i] = h[0][i] - 2.0 * h[1][i] + 0.25 * h[3][i];
+    expect(b, 3, tol, "axpbypcz");
+    reset(b, 1, 1);
+    ck_assert_int_eq(op->pointwise_mult(b->ctx, n, b->d[0], b->d[2], b->d[1]),
+                     KR_OK);
+    for (int32_t i = 0; i < n; i++) b->ref[i] = h[0][i] * h[2][i];
+    expect(b, 1, tol, "pointwise_mult");
+    reset(b, 1, 1);
+    ck_assert_int_eq(op->fill(b->ctx, n, 3.0, b->d[1]), KR_OK);
+    for (int32_t i = 0; i < n; i++) b->ref[i] = 3.0;
+    expect(b, 1, 0.0, "fill");
+    reset(b, 1, 0);
+}
+
+static void check_axpy2(bufs *b, double tol)
+{
+    int32_t n = b->n;
+    double **h = b->h;
+    reset(b, 1, 0);
+    reset(b, 3, 0);
+    ck_assert_int_eq(b->ctx->ops->axpy2(b->ctx, n, 0.75, b->d[0], b->d[1],
+                                        -0.75, b->d[2], b->d[3]),
+                     KR_OK);
+    for (int32_t i = 0; i < n; i++) b->ref[i] = h[1][i] + 0.75 * h[0][i];
+    expect(b, 1, tol, "axpy2 x");
+    for (int32_t i = 0; i < n; i++) b->ref[i] = h[3][i] - 0.75 * h[2][i];
+    expect(b, 3, tol, "axpy2 r");
+    reset(b, 1, 0);
+    reset(b, 3, 0);
+}
+
+static void check_dots(bufs *b, double tol)
+{
+    for (int k = 1; k <= KR_MAX_DOTS; k++) {
+        const double *x[KR_MAX_DOTS], *y[KR_MAX_DOTS];
+        double out[KR_MAX_DOTS], ref[KR_MAX_DOTS], scale[KR_MAX_DOTS];
+        for (int j = 0; j < k; j++) {
+            x[j] = b->d[j];
+            y[j] = b->d[(j + 1) % 4];
+            ref[j] = scale[j] = 0.0;
+            for (int32_t i = 0; i < b->n; i++) {
+                ref[j] += b->h[j][i] * b->h[(j + 1) % 4][i];
+                scale[j] += fabs(b->h[j][i] * b->h[(j + 1) % 4][i]);
+            }
+        }
+        ck_assert_int_eq(b->ctx->ops->dots(b->ctx, b->n, k, x, y, out), KR_OK);
+        for (int j = 0; j < k; j++)
+            ck_assert_msg(fabs(out[j] - ref[j]) <= tol * (1.0 + scale[j]),
+                          "dots k=%d j=%d n=%d: %.17g vs %.17g", k, j, b->n,
+                          out[j], ref[j]);
+    }
+}
+
+/* V = the four input arrays as one n x 4 block */
+static void check_gemv(bufs *b, double tol)
+{
+    kr_ctx *ctx = b->ctx;
+    int32_t n = b->n, k = 3;
+    double *V, h[3], href[3] = {0, 0, 0}, hin[3] = {0.5, -1.0, 2.0};
+    ck_assert_int_eq(kr_dev_zeros(ctx, (size_t)n * k, &V), KR_OK);
+    for (int j = 0; j < k; j++)
+        ck_assert_int_eq(ctx->ops->copy(ctx, V + (size_t)j * n, b->d[j],
+                                        (size_t)n * 8),
+                         KR_OK);
+    ck_assert_int_eq(ctx->ops->gemv_t(ctx, n, k, V, n, b->d[3], h), KR_OK);
+    double scale = 1.0;
+    for (int j = 0; j < k; j++)
+        for (int32_t i = 0; i < n; i++) {
+            href[j] += b->h[j][i] * b->h[3][i];
+            scale += fabs(b->h[j][i] * b->h[3][i]);
+        }
+    for (int j = 0; j < k; j++)
+        ck_assert_msg(fabs(h[j] - href[j]) <= tol * scale,
+                      "gemv_t column %d, n = %d", j, n);
+    reset(b, 3, 0);
+    ck_assert_int_eq(ctx->ops->gemv_n(ctx, n, k, V, n, hin, -2.0, b->d[3]),
+                     KR_OK);
+    for (int32_t i = 0; i < n; i++) {
+        double s = 0.0;
+        for (int j = 0; j < k; j++) s += b->h[j][i] * hin[j];
+        b->ref[i] = b->h[3][i] - 2.0 * s;
+    }
+    expect(b, 3, tol, "gemv_n");
+    reset(b, 3, 0);
+    kr_dev_free(ctx, V);
+}
+
+void kt_check_backend(kr_ctx *ctx, int32_t n, uint64_t seed, double tol)
+{
+    bufs b;
+    bufs_init(&b, ctx, n, seed);
+    check_elementwise(&b, tol);
+    check_axpy2(&b, tol);
+    check_dots(&b, tol);
+    check_gemv(&b, tol);
+    bufs_free(&b);
+}
+
+void kt_check_spmv(kr_ctx *ctx, const kr_csr *A, const char *format,
+                   uint64_t seed, double tol)
+{
+    uint64_t s = seed;
+    double *x = malloc(((size_t)A->ncols + 1) * 8);
+    double *y0 = malloc(((size_t)A->nrows + 1) * 8);
+    double *y = malloc(((size_t)A->nrows + 1) * 8);
+    double *ref = malloc(((size_t)A->nrows + 1) * 8);
+    fill_random(x, A->ncols, &s);
+    fill_random(y0, A->nrows, &s);
+    kr_matrix *M;
+    kr_vec *vx, *vy;
+    ck_assert_msg(kr_matrix_create(ctx, A, format, &M) == KR_OK, "%s",
+                  kr_ctx_error(ctx));
+    ck_assert_int_eq(kr_vec_create(ctx, A->ncols, &vx), KR_OK);
+    ck_assert_int_eq(kr_vec_create(ctx, A->nrows, &vy), KR_OK);
+    ck_assert_int_eq(kr_vec_upload(vx, x), KR_OK);
+    const double coef[3][2] = {{1.0, 0.0}, {-2.0, 0.5}, {0.0, 3.0}};
+    for (int c = 0; c < 3; c++) {
+        double al = coef[c][0], be = coef[c][1];
+        if (be == 0.0) {
+            ck_assert_int_eq(kr_vec_fill(vy, NAN), KR_OK);
+        } else {
+            ck_assert_int_eq(kr_vec_upload(vy, y0), KR_OK);
+        }
+        ck_assert_int_eq(kr_matrix_apply(M, al, vx, be, vy), KR_OK);
+        ck_assert_int_eq(kr_vec_download(vy, y), KR_OK);
+        kr_csr_matvec(A, x, ref);
+        for (int32_t i = 0; i < A->nrows; i++)
+            ref[i] = al * ref[i] + (be == 0.0 ? 0.0 : be * y0[i]);
+        double d = kt_rel_diff(A->nrows, y, ref);
+        ck_assert_msg(d <= tol, "%s spmv %d x %d (alpha %g, beta %g): "
+                                "difference %g",
+                      format, A->nrows, A->ncols, al, be, d);
+    }
+    kr_vec_destroy(vx);
+    kr_vec_destroy(vy);
+    kr_matrix_destroy(M);
+    free(x);
+    free(y0);
+    free(y);
+    free(ref);
+}

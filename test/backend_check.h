@@ -1,0 +1,18 @@
+/* Compares every kernel of one backend against plain loops on the host, on
+ * fresh random data with the outputs poisoned (NaN) before each call. Used
+ * by test_core (the CPU backend) and test_gpu (the CUDA backend). */
+#ifndef KR_TEST_BACKEND_CHECK_H
+#define KR_TEST_BACKEND_CHECK_H
+
+#include "krylov.h"
+
+/* Runs all checks for vectors of length n on ctx's backend; fails the
+ * current Check test on any mismatch beyond tol (relative). */
+void kt_check_backend(kr_ctx *ctx, int32_t n, uint64_t seed, double tol);
+
+/* y = alpha*A*x + beta*y through kr_matrix_apply in `format` on ctx, against
+ * the host reference, for a random x and poisoned / random y. */
+void kt_check_spmv(kr_ctx *ctx, const kr_csr *A, const char *format,
+                   uint64_t seed, double tol);
+
+#endif

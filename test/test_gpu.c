@@ -1,0 +1,185 @@
+/* The CUDA backend against the CPU reference: every kernel on fresh random
+ * data with poisoned outputs, CSR SpMV on awkward shapes and on the real
+ * matrices, and each solver's GPU run against its CPU run. Skipped, visibly,
+ * when no GPU is usable. */
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend_check.h"
+#include "testutil.h"
+
+static kr_ctx *gpu_or_skip(const char *test)
+{
+    kr_ctx *ctx;
+    if (kr_ctx_create(&ctx, KR_DEVICE_CUDA) == KR_OK) return ctx;
+    char why[600];
+    snprintf(why, sizeof why, "no usable GPU: %s", kr_ctx_error(ctx));
+    kt_skip(test, why);
+    kr_ctx_destroy(ctx);
+    return NULL;
+}
+
+START_TEST(gpu_backend_kernels)
+{
+    kr_ctx *ctx = gpu_or_skip("gpu_backend_kernels");
+    if (!ctx) return;
+    const int32_t sizes[] = {0, 1, 31, 33, 1000, 100003, (1 << 20) + 7};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
+        kt_check_backend(ctx, sizes[i], (uint64_t)kr_wtime() + i, 1e-13);
+    kr_ctx_destroy(ctx);
+}
+END_TEST
+
+/* One row holding every column, the rest short: the skew formats dread. */
+static void long_row_csr(kr_ctx *ctx, int32_t n, kr_csr *A)
+{
+    ck_assert_int_eq(kr_csr_alloc(ctx, n, n, 2 * n - 1, A), KR_OK);
+    uint64_t s = 17;
+    int32_t nnz = 0;
+    for (int32_t i = 0; i < n; i++) {
+        int32_t lo = i == n / 2 ? 0 : i, hi = i == n / 2 ? n : i + 1;
+        for (int32_t j = lo; j < hi; j++) {
+            A->colind[nnz] = j;
+            A->val[nnz++] = kt_rand_uniform(&s);
+        }
+        A->rowptr[i + 1] = nnz;
+    }
+    A->nnz = nnz;
+}
+
+START_TEST(gpu_spmv_shapes)
+{
+    kr_ctx *ctx = gpu_or_skip("gpu_spmv_shapes");
+    if (!ctx) return;
+    const int32_t shapes[][3] = {{1, 1, 1},     {5, 7, 3},     {31, 31, 4},
+                                 {100, 10, 1},  {33, 65, 5},   {1000, 1000, 12},
+                                 {20000, 20000, 30}};
+    uint64_t seed = (uint64_t)kr_wtime();
+    kr_csr A;
+    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
+        kt_random_csr(ctx, shapes[i][0], shapes[i][1], shapes[i][2], 0,
+                      seed + i, &A);
+        kt_check_spmv(ctx, &A, "csr", seed + 100 + i, 1e-13);
+        kr_csr_free(&A);
+    }
+    long_row_csr(ctx, 5000, &A);
+    kt_check_spmv(ctx, &A, "csr", seed, 1e-13);
+    kr_csr_free(&A);
+    ck_assert_int_eq(kr_csr_alloc(ctx, 40, 40, 0, &A), KR_OK);
+    kt_check_spmv(ctx, &A, "csr", seed, 0.0);
+    kr_csr_free(&A);
+    kr_ctx_destroy(ctx);
+}
+END_TEST
+
+START_TEST(gpu_spmv_real_matrices)
+{
+    const char *dir = kt_matrices_dir();
+    if (!dir) {
+        kt_skip("gpu_spmv_real_matrices", "no matrix folder");
+        return;
+    }
+    kr_ctx *ctx = gpu_or_skip("gpu_spmv_real_matrices");
+    if (!ctx) return;
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int count = 0;
+    while ((e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (len < 5 || strcmp(e->d_name + len - 4, ".mtx") != 0) continue;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        kr_csr A;
+        ck_assert_msg(kr_read_mtx(ctx, path, &A) == KR_OK, "%s",
+                      kr_ctx_error(ctx));
+        kt_check_spmv(ctx, &A, "csr", (uint64_t)kr_wtime(), 1e-12);
+        kr_csr_free(&A);
+        count++;
+    }
+    closedir(d);
+    ck_assert_int_gt(count, 0);
+    kr_ctx_destroy(ctx);
+}
+END_TEST
+
+typedef struct run {
+    kr_result res;
+    double *x;
+} run;
+
+static void solve_on(kr_ctx *ctx, const kr_csr *A, const double *b,
+                     const char *method, run *out)
+{
+    kr_matrix *M;
+    kr_precond *P;
+    kr_vec *vb, *vx;
+    ck_assert_int_eq(kr_matrix_create(ctx, A, "csr", &M), KR_OK);
+    ck_assert_int_eq(kr_precond_create(ctx, A, "jacobi", &P), KR_OK);
+    kr_vec_create(ctx, A->nrows, &vb);
+    kr_vec_create(ctx, A->nrows, &vx);
+    kr_vec_upload(vb, b);
+    kr_solve_options o;
+    kr_solve_options_default(&o);
+    o.method = method;
+    ck_assert_msg(kr_solve(ctx, M, P, vb, vx, &o, &out->res) == KR_OK, "%s",
+                  kr_ctx_error(ctx));
+    out->x = malloc(((size_t)A->nrows + 1) * sizeof(double));
+    kr_vec_download(vx, out->x);
+    kr_vec_destroy(vb);
+    kr_vec_destroy(vx);
+    kr_matrix_destroy(M);
+    kr_precond_destroy(P);
+}
+
+START_TEST(gpu_solves_match_cpu)
+{
+    kr_ctx *g = gpu_or_skip("gpu_solves_match_cpu");
+    if (!g) return;
+    kr_ctx *c;
+    kr_ctx_create(&c, KR_DEVICE_CPU);
+    const char *specs[] = {"poisson3d:24", "convdiff2d:60,20"};
+    const char *const *methods = kr_method_names();
+    for (int p = 0; p < 2; p++) {
+        kr_csr A;
+        ck_assert_int_eq(kr_generate(c, specs[p], &A), KR_OK);
+        double *b = malloc((size_t)A.nrows * sizeof *b);
+        uint64_t s = (uint64_t)kr_wtime();
+        for (int32_t i = 0; i < A.nrows; i++) b[i] = kt_rand_uniform(&s);
+        for (const char *const *m = methods; *m; m++) {
+            if (p == 1 && strcmp(*m, "cg") == 0) continue; /* nonsymmetric */
+            run rc, rg;
+            solve_on(c, &A, b, *m, &rc);
+            solve_on(g, &A, b, *m, &rg);
+            int tol_its = 3 + rc.res.iterations / 20;
+            ck_assert_msg(abs(rc.res.iterations - rg.res.iterations) <= tol_its,
+                          "%s on %s: %d CPU vs %d GPU iterations", *m,
+                          specs[p], rc.res.iterations, rg.res.iterations);
+            ck_assert_int_gt(rg.res.reason, 0);
+            ck_assert(rg.res.true_rnorm <= 1.05e-8 * rg.res.bnorm);
+            ck_assert(kt_rel_diff(A.nrows, rg.x, rc.x) < 1e-5);
+            free(rc.x);
+            free(rg.x);
+        }
+        free(b);
+        kr_csr_free(&A);
+    }
+    kr_ctx_destroy(c);
+    kr_ctx_destroy(g);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("gpu");
+    TCase *tc = tcase_create("gpu");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, gpu_backend_kernels);
+    tcase_add_test(tc, gpu_spmv_shapes);
+    tcase_add_test(tc, gpu_spmv_real_matrices);
+    tcase_add_test(tc, gpu_solves_match_cpu);
+    suite_add_tcase(s, tc);
+    return kt_run(s);
+}
