@@ -56,7 +56,9 @@ TEST_SRC   := $(wildcard test/test_*.c)
 TEST_BIN   := $(TEST_SRC:test/%.c=$(BUILD)/test/%)
 TESTUTIL   := $(patsubst %.c,$(BUILD)/%.o,$(filter-out test/test_%.c,$(wildcard test/*.c)))
 EXAMPLES   := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
-CHECK_LIBS  = $(shell pkg-config --libs --static check 2>/dev/null)
+# Check and subunit linked statically so test programs run on machines
+# without them (the lent GPU machine).
+CHECK_LIBS  = $(patsubst -lsubunit,-l:libsubunit.a,$(shell pkg-config --libs --static check 2>/dev/null))
 CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null)
 
 .PHONY: all lib test demo bench format clean deps

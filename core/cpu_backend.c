@@ -111,15 +111,34 @@ static kr_status cpu_pointwise_mult(kr_ctx *ctx, int32_t n, const double *d,
     return KR_OK;
 }
 
-/* k dot products over [lo, hi), accumulated into out[0..k) */
+/* x . y over [lo, hi) with four interleaved partial sums: one running sum
+ * is bound by the add latency; four keep the FPU busy and still add in a
+ * fixed order. */
+static double dot_range(int32_t lo, int32_t hi, const double *x,
+                        const double *y)
+{
+    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+    int32_t i = lo;
+    for (; i + 4 <= hi; i += 4) {
+        s0 += x[i] * y[i];
+        s1 += x[i + 1] * y[i + 1];
+        s2 += x[i + 2] * y[i + 2];
+        s3 += x[i + 3] * y[i + 3];
+    }
+    for (; i < hi; i++) s0 += x[i] * y[i];
+    return (s0 + s1) + (s2 + s3);
+}
+
+/* k dot products over [lo, hi), in cache-sized chunks so that a vector
+ * shared by several products is read from memory once. */
 static void dots_range(int32_t lo, int32_t hi, int k, const double *const *x,
                        const double *const *y, double *out)
 {
-    for (int j = 0; j < k; j++) {
-        const double *xj = x[j], *yj = y[j];
-        double s = 0.0;
-        for (int32_t i = lo; i < hi; i++) s += xj[i] * yj[i];
-        out[j] = s;
+    enum { CHUNK = 2048 };
+    for (int j = 0; j < k; j++) out[j] = 0.0;
+    for (int32_t c = lo; c < hi; c += CHUNK) {
+        int32_t e = hi - c < CHUNK ? hi : c + CHUNK;
+        for (int j = 0; j < k; j++) out[j] += dot_range(c, e, x[j], y[j]);
     }
 }
 
@@ -161,12 +180,8 @@ static kr_status cpu_gemv_t(kr_ctx *ctx, int32_t n, int k, const double *V,
     {
         int t = KR_TID(), T = KR_NT();
         KR_RANGE(n, t, T, lo, hi);
-        for (int j = 0; j < k; j++) {
-            const double *v = V + j * ld;
-            double s = 0.0;
-            for (int32_t i = lo; i < hi; i++) s += v[i] * w[i];
-            part[t][j] = s;
-        }
+        for (int j = 0; j < k; j++)
+            part[t][j] = dot_range(lo, hi, V + j * ld, w);
         if (t == 0) used = T;
     }
     for (int j = 0; j < k; j++) {

@@ -89,7 +89,9 @@ START_TEST(gpu_spmv_real_matrices)
     int count = 0;
     while ((e = readdir(d))) {
         size_t len = strlen(e->d_name);
-        if (len < 5 || strcmp(e->d_name + len - 4, ".mtx") != 0) continue;
+        int mtx = len > 4 && strcmp(e->d_name + len - 4, ".mtx") == 0;
+        int gz = len > 7 && strcmp(e->d_name + len - 7, ".mtx.gz") == 0;
+        if (!mtx && !gz) continue;
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         kr_csr A;

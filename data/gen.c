@@ -1,0 +1,250 @@
+/* kr_generate: parses a spec "name:N[,param]", checks that n and nnz fit in
+ * int32 before anything is allocated, and calls the generator's builder. */
+#include "data/gen.h"
+
+#include "core/error.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define H_POISSON2D                                                            \
+    "  poisson2d:N            5-point 2D Laplacian, n = N^2 (SPD)"
+#define H_POISSON3D                                                            \
+    "  poisson3d:N            7-point 3D Laplacian, n = N^3 (SPD)"
+#define H_POISSON27                                                            \
+    "  poisson3d27:N          27-point 3D Laplacian, n = N^3 (SPD)"
+#define H_CONVDIFF                                                             \
+    "  convdiff2d:N[,peclet]  2D upwind convection-diffusion, velocity "       \
+    "(peclet, peclet),\n"                                                      \
+    "                         peclet >= 0 (default 10), n = N^2 "              \
+    "(nonsymmetric M-matrix)"
+#define H_ELASTICITY                                                           \
+    "  elasticity3d:N         coupled 3D vector Laplacian, 3x3 node blocks, "  \
+    "n = 3 N^3 (SPD)"
+#define H_POWERLAW                                                             \
+    "  powerlaw:N[,mean]      N random rows, power-law lengths of mean "       \
+    "1 <= mean <= N\n"                                                         \
+    "                         (default min(15, N)), nonsymmetric, diagonally " \
+    "dominant"
+
+/* Parameters longer than this are rejected rather than copied. */
+#define FIELD_MAX 64
+
+typedef struct gen_entry {
+    const char *name;
+    const char *pname; /* optional second parameter, NULL if none */
+    double pdefault;
+    /* n and nnz (upper bound) for valid N and p, saturating near 2^62 */
+    void (*sizes)(int64_t N, double p, int64_t *n, int64_t *nnz);
+    /* NULL when p is acceptable for this N, else the reason */
+    const char *(*check)(int64_t N, double p);
+    kr_status (*build)(kr_ctx *ctx, int32_t N, double p, kr_csr *A);
+} gen_entry;
+
+/* a*b for a, b >= 0, saturating at 2^62 so later sums cannot overflow */
+static int64_t smul(int64_t a, int64_t b)
+{
+    const int64_t cap = INT64_C(1) << 62;
+    if (a == 0 || b == 0) return 0;
+    return a > cap / b ? cap : a * b;
+}
+
+/* Neighbour pairs per dimension: N self pairs and N-1 pairs per direction. */
+static void sz_poisson2d(int64_t N, double p, int64_t *n, int64_t *nnz)
+{
+    (void)p;
+    *n = smul(N, N);
+    *nnz = smul(N, 5 * N - 4); /* 5N^2 - 4N */
+}
+
+static void sz_poisson3d(int64_t N, double p, int64_t *n, int64_t *nnz)
+{
+    (void)p;
+    *n = smul(smul(N, N), N);
+    *nnz = smul(smul(N, N), 7 * N - 6); /* 7N^3 - 6N^2 */
+}
+
+static void sz_poisson27(int64_t N, double p, int64_t *n, int64_t *nnz)
+{
+    (void)p;
+    *n = smul(smul(N, N), N);
+    *nnz = smul(smul(3 * N - 2, 3 * N - 2), 3 * N - 2); /* (3N-2)^3 */
+}
+
+static void sz_elasticity(int64_t N, double p, int64_t *n, int64_t *nnz)
+{
+    (void)p;
+    *n = smul(3, smul(smul(N, N), N));
+    *nnz = smul(9, smul(smul(N, N), 7 * N - 6)); /* 9 (7N^3 - 6N^2) */
+}
+
+/* The builder keeps nnz <= floor(mean * N). */
+static void sz_powerlaw(int64_t N, double p, int64_t *n, int64_t *nnz)
+{
+    double e = floor(p * (double)N);
+    *n = N;
+    *nnz = e >= 0x1p62 ? INT64_C(1) << 62 : (int64_t)e;
+}
+
+static const char *ck_peclet(int64_t N, double p)
+{
+    (void)N;
+    return p >= 0 ? NULL : "peclet must be >= 0";
+}
+
+static const char *ck_mean(int64_t N, double p)
+{
+    return p >= 1 && p <= (double)N ? NULL : "mean must be in [1, N]";
+}
+
+static kr_status b_poisson2d(kr_ctx *ctx, int32_t N, double p, kr_csr *A)
+{
+    (void)p;
+    return kr_gen_poisson2d(ctx, N, A);
+}
+
+static kr_status b_poisson3d(kr_ctx *ctx, int32_t N, double p, kr_csr *A)
+{
+    (void)p;
+    return kr_gen_poisson3d(ctx, N, A);
+}
+
+static kr_status b_poisson27(kr_ctx *ctx, int32_t N, double p, kr_csr *A)
+{
+    (void)p;
+    return kr_gen_poisson3d27(ctx, N, A);
+}
+
+static kr_status b_elasticity(kr_ctx *ctx, int32_t N, double p, kr_csr *A)
+{
+    (void)p;
+    return kr_gen_elasticity3d(ctx, N, A);
+}
+
+static const gen_entry generators[] = {
+    {"poisson2d", NULL, 0, sz_poisson2d, NULL, b_poisson2d},
+    {"poisson3d", NULL, 0, sz_poisson3d, NULL, b_poisson3d},
+    {"poisson3d27", NULL, 0, sz_poisson27, NULL, b_poisson27},
+    {"convdiff2d", "peclet", KR_GEN_PECLET_DEFAULT, sz_poisson2d, ck_peclet,
+     kr_gen_convdiff2d},
+    {"elasticity3d", NULL, 0, sz_elasticity, NULL, b_elasticity},
+    {"powerlaw", "mean", KR_GEN_MEAN_DEFAULT, sz_powerlaw, ck_mean,
+     kr_gen_powerlaw},
+};
+
+const char *kr_generator_help(void)
+{
+    return H_POISSON2D "\n" H_POISSON3D "\n" H_POISSON27 "\n" H_CONVDIFF
+                       "\n" H_ELASTICITY "\n" H_POWERLAW "\n";
+}
+
+int kr_gen_threads(const kr_ctx *ctx, int64_t work)
+{
+    if (work < 32768) return 1;
+    int t = kr_ctx_threads(ctx);
+    return t < 1 ? 1 : t;
+}
+
+static kr_status bad_spec(kr_ctx *ctx, const char *spec, const char *why)
+{
+    return kr_fail(ctx, KR_ERR_ARG,
+                   "kr_generate: bad spec \"%.80s\": %s; valid forms:\n%s",
+                   spec, why, kr_generator_help());
+}
+
+/* N: decimal digits only (no sign, no blanks), 1 <= N <= INT32_MAX. */
+static const char *parse_n(const char *s, int64_t *N)
+{
+    if (!*s) return "N is missing";
+    int64_t v = 0;
+    for (const char *c = s; *c; c++) {
+        if (!isdigit((unsigned char)*c))
+            return "N must be a positive integer (digits only)";
+        v = v * 10 + (*c - '0');
+        if (v > INT32_MAX) return "N is larger than 2147483647";
+    }
+    if (v < 1) return "N must be at least 1";
+    *N = v;
+    return NULL;
+}
+
+/* A finite real written in full (strtod syntax, no leading blanks). */
+static const char *parse_real(const char *s, double *p)
+{
+    char *end;
+    if (!*s) return "a parameter after ',' is empty";
+    if (isspace((unsigned char)*s)) return "a parameter starts with a blank";
+    *p = strtod(s, &end);
+    if (end == s || *end) return "a parameter is not a number";
+    if (!isfinite(*p)) return "a parameter is not finite";
+    return NULL;
+}
+
+static const gen_entry *find_gen(const char *name, size_t len)
+{
+    for (size_t i = 0; i < sizeof generators / sizeof *generators; i++)
+        if (strlen(generators[i].name) == len &&
+            memcmp(generators[i].name, name, len) == 0)
+            return &generators[i];
+    return NULL;
+}
+
+/* Splits "N[,p]" into the two fields; returns the reason when malformed. */
+static const char *parse_params(const gen_entry *g, const char *s, int64_t *N,
+                                double *p)
+{
+    char field[FIELD_MAX];
+    const char *comma = strchr(s, ',');
+    size_t len = comma ? (size_t)(comma - s) : strlen(s);
+    if (len >= FIELD_MAX) return "N is too long";
+    memcpy(field, s, len);
+    field[len] = '\0';
+    const char *why = parse_n(field, N);
+    if (why) return why;
+    *p = g->pdefault;
+    if (!comma) return NULL;
+    if (!g->pname) return "this generator takes only N";
+    if (strchr(comma + 1, ',')) return "too many parameters";
+    if (strlen(comma + 1) >= FIELD_MAX) return "a parameter is too long";
+    why = parse_real(comma + 1, p);
+    if (why) return why;
+    return g->check ? g->check(*N, *p) : NULL;
+}
+
+/* Both sizes are checked in 64 bits before the builder allocates. */
+static kr_status check_sizes(kr_ctx *ctx, const char *spec, const gen_entry *g,
+                             int64_t N, double p)
+{
+    int64_t n, nnz;
+    g->sizes(N, p, &n, &nnz);
+    if (n <= INT32_MAX && nnz <= INT32_MAX) return KR_OK;
+    return kr_fail(ctx, KR_ERR_ARG,
+                   "kr_generate: spec \"%.80s\" gives n = %" PRId64
+                   " rows and %" PRId64
+                   " nonzeros; both must be at most 2147483647 (int32 "
+                   "indices)",
+                   spec, n, nnz);
+}
+
+kr_status kr_generate(kr_ctx *ctx, const char *spec, kr_csr *A)
+{
+    if (!A) return kr_fail(ctx, KR_ERR_ARG, "kr_generate: NULL matrix");
+    memset(A, 0, sizeof *A);
+    if (!spec) return kr_fail(ctx, KR_ERR_ARG, "kr_generate: NULL spec");
+    const char *colon = strchr(spec, ':');
+    size_t len = colon ? (size_t)(colon - spec) : strlen(spec);
+    const gen_entry *g = find_gen(spec, len);
+    if (!g) return bad_spec(ctx, spec, "unknown generator name");
+    if (!colon) return bad_spec(ctx, spec, "parameters missing (name:N)");
+    int64_t N;
+    double p;
+    const char *why = parse_params(g, colon + 1, &N, &p);
+    if (why) return bad_spec(ctx, spec, why);
+    KR_TRY(check_sizes(ctx, spec, g, N, p));
+    kr_status st = g->build(ctx, (int32_t)N, p, A);
+    if (st != KR_OK) kr_error_prefix(ctx, "kr_generate \"%.80s\"", spec);
+    return st;
+}

@@ -1,0 +1,394 @@
+/* krylov solve: parse, load the problem (A from a file or a generator, b
+ * and x0 from files or defaults), set up the matrix and preconditioner,
+ * solve, report, and write the solution and history. Without -b the
+ * right-hand side is A*ones, so the forward error is known too. */
+#include "drivers/commands.h"
+#include "drivers/history.h"
+#include "drivers/options.h"
+#include "drivers/report.h"
+#include "krylov.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct solve_opts {
+    const char *rhs, *x0, *out, *history, *gen;
+    const char *method, *precond, *format, *device;
+    int s, restart, maxit, threads, monitor, json, help;
+    double rtol, atol, dtol;
+} solve_opts;
+
+/* Everything one solve holds; freed by run_free. */
+typedef struct solve_run {
+    const solve_opts *o;
+    const char *name; /* the matrix file or the generator spec */
+    kr_ctx *ctx;
+    kr_csr A;
+    double *b, *x; /* host; x holds x0 until the solve, then the solution */
+    kr_matrix *M;
+    kr_precond *P;
+    double setup_seconds;
+    kr_result res;
+} solve_run;
+
+static const char *const *device_names(void)
+{
+    static const char *const names[] = {"auto", "cpu", "cuda", NULL};
+    return names;
+}
+
+#define OFF(field) offsetof(solve_opts, field)
+
+static const cli_opt solve_table[] = {
+    {"-b", "--rhs", CLI_STR, OFF(rhs), 0, 0, NULL, "FILE",
+     "right-hand side, n x 1 (default: b = A*ones, then the forward error "
+     "||x - 1|| is reported)"},
+    {"--x0", NULL, CLI_STR, OFF(x0), 0, 0, NULL, "FILE",
+     "initial guess, n x 1 (default: 0)"},
+    {"-o", "--output", CLI_STR, OFF(out), 0, 0, NULL, "FILE",
+     "write the solution x; also when not converged (the last iterate, "
+     "exit 1), never after an error"},
+    {"--gen", NULL, CLI_STR, OFF(gen), 0, 0, NULL, "SPEC",
+     "generate A (see below) instead of reading A.mtx"},
+    {"--method", NULL, CLI_CHOICE, OFF(method), 0, 0, kr_method_names, "M",
+     "Krylov method"},
+    {"--s", NULL, CLI_INT, OFF(s), 1, 64, NULL, "S",
+     "IDR(s) shadow space dimension"},
+    {"--restart", NULL, CLI_INT, OFF(restart), 1, 1000, NULL, "M",
+     "GMRES restart length"},
+    {"--precond", NULL, CLI_CHOICE, OFF(precond), 0, 0, kr_precond_names, "P",
+     "preconditioner"},
+    {"--format", NULL, CLI_CHOICE, OFF(format), 0, 0, kr_format_names, "F",
+     "sparse matrix format"},
+    {"--rtol", NULL, CLI_REAL, OFF(rtol), 0, INFINITY, NULL, "X",
+     "converged when ||r|| <= max(rtol*||b||, atol)"},
+    {"--atol", NULL, CLI_REAL, OFF(atol), 0, INFINITY, NULL, "X",
+     "absolute residual tolerance"},
+    {"--dtol", NULL, CLI_REAL, OFF(dtol), 0, INFINITY, NULL, "X",
+     "diverged when ||r|| > dtol*max(||b||, ||r0||); 0 turns it off"},
+    {"--maxit", NULL, CLI_INT, OFF(maxit), 0, INT_MAX, NULL, "N",
+     "maximum number of iterations"},
+    {"--monitor", NULL, CLI_FLAG, OFF(monitor), 0, 0, NULL, NULL,
+     "print ||r||/||b|| at every iteration (to stderr with --json)"},
+    {"--history", NULL, CLI_STR, OFF(history), 0, 0, NULL, "FILE",
+     "write the residual history as CSV (columns iteration, "
+     "residual_norm, relative_residual)"},
+    {"--device", NULL, CLI_CHOICE, OFF(device), 0, 0, device_names, "D",
+     "auto = the GPU when usable, else the CPU (with a note)"},
+    {"--json", NULL, CLI_FLAG, OFF(json), 0, 0, NULL, NULL,
+     "print the report as one JSON object"},
+    {"--threads", NULL, CLI_INT, OFF(threads), 0, 1024, NULL, "T",
+     "CPU threads, 0 = the OpenMP default"},
+    {NULL, NULL, CLI_FLAG, 0, 0, 0, NULL, NULL, NULL},
+};
+
+static const cli_spec solve_spec = {"solve", solve_table, 1, OFF(help)};
+
+static void solve_defaults(solve_opts *o)
+{
+    kr_solve_options d;
+    kr_solve_options_default(&d);
+    memset(o, 0, sizeof *o);
+    o->method = d.method;
+    o->s = d.s;
+    o->restart = d.restart;
+    o->rtol = d.rtol;
+    o->atol = d.atol;
+    o->dtol = d.dtol;
+    o->maxit = d.maxit;
+    o->precond = "jacobi";
+    o->format = "csr";
+    o->device = "auto";
+}
+
+static void print_help(void)
+{
+    solve_opts d;
+    solve_defaults(&d);
+    printf("usage: krylov solve A.mtx [options]\n"
+           "       krylov solve --gen SPEC [options]\n\n"
+           "Solves A x = b (A square, Matrix Market .mtx or .mtx.gz) and "
+           "reports the matrix,\nthe method, iterations, the reason it "
+           "stopped, the recursive and true\nrelative residuals, the forward "
+           "error (when b = A*ones), setup and solve times.\n\noptions:\n");
+    cli_print_options(stdout, solve_table, &d);
+    printf("\ngenerators (--gen SPEC):\n%s\n", kr_generator_help());
+    cli_print_exit_codes(stdout);
+    printf("\nexample:\n  krylov solve --gen poisson3d:32 --method cg "
+           "--precond jacobi -o x.mtx\n");
+}
+
+/* Prints the context's message, naming path when the message does not. */
+static int lib_error(kr_ctx *ctx, kr_status st, const char *path)
+{
+    const char *msg = kr_ctx_error(ctx);
+    if (!*msg) msg = kr_status_name(st);
+    if (path && !strstr(msg, path))
+        cli_error("%s: %s", path, msg);
+    else
+        cli_error("%s", msg);
+    return cli_exit_code(st);
+}
+
+static int parse(int argc, char **argv, solve_opts *o, const char **matrix)
+{
+    int npos;
+    solve_defaults(o);
+    int rc = cli_parse(&solve_spec, argc, argv, o, matrix, &npos);
+    if (rc == CLI_EXIT_HELP) print_help();
+    if (rc) return rc;
+    if (npos == 0 && !o->gen)
+        return cli_usage_error("solve", "the matrix is missing: give A.mtx "
+                                        "or --gen SPEC");
+    if (npos == 1 && o->gen)
+        return cli_usage_error("solve",
+                               "give either A.mtx ('%s') or --gen "
+                               "'%s', not both",
+                               *matrix, o->gen);
+    if (npos == 0) *matrix = NULL;
+    return 0;
+}
+
+static kr_device device_of(const char *name)
+{
+    if (!strcmp(name, "cpu")) return KR_DEVICE_CPU;
+    if (!strcmp(name, "cuda")) return KR_DEVICE_CUDA;
+    return KR_DEVICE_AUTO;
+}
+
+static int open_context(solve_run *r)
+{
+    kr_status st = kr_ctx_create(&r->ctx, device_of(r->o->device));
+    if (!r->ctx) {
+        cli_error("out of memory creating the context");
+        return CLI_EXIT_DEVICE;
+    }
+    if (st == KR_OK) st = kr_ctx_set_threads(r->ctx, r->o->threads);
+    if (st != KR_OK) return lib_error(r->ctx, st, NULL);
+    if (*kr_ctx_note(r->ctx))
+        fprintf(stderr, "note: %s\n", kr_ctx_note(r->ctx));
+    return 0;
+}
+
+static int load_matrix(solve_run *r)
+{
+    kr_status st;
+    if (r->o->gen) {
+        st = kr_generate(r->ctx, r->o->gen, &r->A);
+        if (st == KR_ERR_ARG) /* a bad SPEC is a bad command line */
+            return cli_usage_error("solve", "%s", kr_ctx_error(r->ctx));
+    } else {
+        st = kr_read_mtx(r->ctx, r->name, &r->A);
+    }
+    if (st != KR_OK) return lib_error(r->ctx, st, r->o->gen ? NULL : r->name);
+    if (r->A.nrows != r->A.ncols) {
+        cli_error("%s: the matrix is %d x %d; solve needs a square matrix",
+                  r->name, (int)r->A.nrows, (int)r->A.ncols);
+        return CLI_EXIT_INPUT;
+    }
+    return 0;
+}
+
+/* An n x 1 vector from path into *v (malloc'ed). */
+static int read_vector(solve_run *r, const char *path, const char *what,
+                       double **v)
+{
+    int32_t rows = 0, cols = 0;
+    kr_status st = kr_read_dense_mtx(r->ctx, path, &rows, &cols, v);
+    if (st != KR_OK) return lib_error(r->ctx, st, path);
+    if (rows == r->A.nrows && cols == 1) return 0;
+    cli_error("%s: %s is %d x %d, but the matrix %s is %d x %d, so it must "
+              "be %d x 1",
+              path, what, (int)rows, (int)cols, r->name, (int)r->A.nrows,
+              (int)r->A.ncols, (int)r->A.nrows);
+    return CLI_EXIT_INPUT;
+}
+
+static int out_of_memory(size_t n)
+{
+    cli_error("out of host memory for vectors of %zu entries", n);
+    return CLI_EXIT_DEVICE;
+}
+
+/* b = A*ones, so the exact solution is ones. */
+static int ones_rhs(solve_run *r)
+{
+    size_t n = (size_t)r->A.nrows;
+    double *ones = malloc((n + 1) * sizeof *ones);
+    r->b = malloc((n + 1) * sizeof *r->b);
+    if (!ones || !r->b) {
+        free(ones);
+        return out_of_memory(n);
+    }
+    for (size_t i = 0; i < n; i++)
+        ones[i] = 1.0;
+    kr_csr_matvec(&r->A, ones, r->b);
+    free(ones);
+    return 0;
+}
+
+/* b from -b or A*ones; x0 from --x0 or zeros. */
+static int load_vectors(solve_run *r)
+{
+    int rc = r->o->rhs
+                 ? read_vector(r, r->o->rhs, "the right-hand side (-b)", &r->b)
+                 : ones_rhs(r);
+    if (rc) return rc;
+    if (r->o->x0)
+        return read_vector(r, r->o->x0, "the initial guess (--x0)", &r->x);
+    r->x = calloc((size_t)r->A.nrows + 1, sizeof *r->x);
+    return r->x ? 0 : out_of_memory((size_t)r->A.nrows);
+}
+
+static int setup(solve_run *r)
+{
+    double t0 = kr_wtime();
+    kr_status st = kr_matrix_create(r->ctx, &r->A, r->o->format, &r->M);
+    if (st == KR_OK)
+        st = kr_precond_create(r->ctx, &r->A, r->o->precond, &r->P);
+    r->setup_seconds = kr_wtime() - t0;
+    return st == KR_OK ? 0 : lib_error(r->ctx, st, r->name);
+}
+
+typedef struct monitor_state {
+    FILE *f;
+    double bnorm;
+    int header_done;
+} monitor_state;
+
+static void monitor(int it, double rnorm, void *user)
+{
+    monitor_state *m = user;
+    if (!m->header_done) fputs("  it    ||r||/||b||\n", m->f);
+    m->header_done = 1;
+    fprintf(m->f, "%4d    %.6e\n", it, m->bnorm > 0 ? rnorm / m->bnorm : rnorm);
+}
+
+static double host_norm(const double *v, int32_t n)
+{
+    double s = 0.0;
+    for (int32_t i = 0; i < n; i++)
+        s += v[i] * v[i];
+    return sqrt(s);
+}
+
+static void solver_options(const solve_run *r, monitor_state *m,
+                           kr_solve_options *opt)
+{
+    const solve_opts *o = r->o;
+    kr_solve_options_default(opt);
+    opt->method = o->method;
+    opt->s = o->s;
+    opt->restart = o->restart;
+    opt->rtol = o->rtol;
+    opt->atol = o->atol;
+    opt->dtol = o->dtol;
+    opt->maxit = o->maxit;
+    opt->keep_history = o->history != NULL;
+    if (!o->monitor) return;
+    m->f = o->json ? stderr : stdout;
+    m->bnorm = host_norm(r->b, r->A.nrows);
+    opt->monitor = monitor;
+    opt->monitor_user = m;
+}
+
+static int solve(solve_run *r)
+{
+    kr_vec *b = NULL, *x = NULL;
+    kr_solve_options opt;
+    monitor_state m = {0};
+    solver_options(r, &m, &opt);
+    kr_status st = kr_vec_create(r->ctx, r->A.nrows, &b);
+    if (st == KR_OK) st = kr_vec_create(r->ctx, r->A.nrows, &x);
+    if (st == KR_OK) st = kr_vec_upload(b, r->b);
+    if (st == KR_OK) st = kr_vec_upload(x, r->x);
+    if (st == KR_OK) st = kr_solve(r->ctx, r->M, r->P, b, x, &opt, &r->res);
+    if (st == KR_OK) st = kr_vec_download(x, r->x);
+    fflush(m.f ? m.f : stdout);
+    kr_vec_destroy(b);
+    kr_vec_destroy(x);
+    return st == KR_OK ? 0 : lib_error(r->ctx, st, NULL);
+}
+
+static void report(const solve_run *r)
+{
+    kr_row_stats rows;
+    kr_csr_row_stats(&r->A, &rows);
+    cli_report rep = {.matrix = r->name,
+                      .generated = r->o->gen != NULL,
+                      .n = r->A.nrows,
+                      .nnz = r->A.nnz,
+                      .rows = rows,
+                      .method = r->o->method,
+                      .s = r->o->s,
+                      .restart = r->o->restart,
+                      .precond = r->o->precond,
+                      .format = r->o->format,
+                      .device = kr_ctx_device_name(r->ctx),
+                      .threads = kr_ctx_threads(r->ctx),
+                      .res = &r->res,
+                      .have_forward = r->o->rhs == NULL,
+                      .setup_seconds = r->setup_seconds};
+    if (rep.have_forward)
+        cli_forward_error(r->x, r->A.nrows, &rep.forward_inf,
+                          &rep.forward_rel2);
+    if (r->o->json)
+        cli_report_json(stdout, &rep);
+    else
+        cli_report_text(stdout, &rep);
+    fflush(stdout);
+}
+
+static int write_outputs(solve_run *r)
+{
+    if (r->o->out) {
+        kr_status st =
+            kr_write_dense_mtx(r->ctx, r->o->out, r->A.nrows, 1, r->x);
+        if (st != KR_OK) return lib_error(r->ctx, st, r->o->out);
+    }
+    if (r->o->history) return cli_write_history(r->o->history, &r->res);
+    return 0;
+}
+
+static void run_free(solve_run *r)
+{
+    kr_result_free(&r->res);
+    kr_precond_destroy(r->P);
+    kr_matrix_destroy(r->M);
+    free(r->b);
+    free(r->x);
+    kr_csr_free(&r->A);
+    kr_ctx_destroy(r->ctx);
+}
+
+static int finish(const solve_run *r)
+{
+    if (r->res.reason > 0) return CLI_EXIT_OK;
+    fprintf(stderr, "krylov: not converged: %s (%s) after %d iterations\n",
+            kr_reason_name(r->res.reason), kr_reason_text(r->res.reason),
+            r->res.iterations);
+    return CLI_EXIT_NOCONV;
+}
+
+int cli_cmd_solve(int argc, char **argv)
+{
+    solve_opts o;
+    const char *matrix = NULL;
+    int rc = parse(argc, argv, &o, &matrix);
+    if (rc) return rc == CLI_EXIT_HELP ? CLI_EXIT_OK : rc;
+    solve_run r = {.o = &o, .name = matrix ? matrix : o.gen};
+    rc = open_context(&r);
+    if (!rc) rc = load_matrix(&r);
+    if (!rc) rc = load_vectors(&r);
+    if (!rc) rc = setup(&r);
+    if (!rc) rc = solve(&r);
+    if (!rc) report(&r);
+    if (!rc) rc = write_outputs(&r);
+    if (!rc) rc = finish(&r);
+    run_free(&r);
+    return rc;
+}

@@ -1,0 +1,9 @@
+/* The subcommands of the krylov command. Each takes the arguments after its
+ * name and returns the process exit code (see drivers/options.h). */
+#ifndef KR_DRIVERS_COMMANDS_H
+#define KR_DRIVERS_COMMANDS_H
+
+int cli_cmd_solve(int argc, char **argv);
+int cli_cmd_gen(int argc, char **argv);
+
+#endif

@@ -1,0 +1,298 @@
+/* Command-line parsing: "--opt value" and "--opt=value", numbers parsed
+ * strictly (the whole token, in range), choices checked against the
+ * library's registries so the messages list exactly what is accepted. */
+#include "drivers/options.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+void cli_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("krylov: error: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+int cli_usage_error(const char *command, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("krylov: error: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    fprintf(stderr, "(run 'krylov%s%s --help' for the usage)\n",
+            command ? " " : "", command ? command : "");
+    return CLI_EXIT_USAGE;
+}
+
+int cli_exit_code(kr_status st)
+{
+    switch (st) {
+    case KR_OK: return CLI_EXIT_OK;
+    case KR_ERR_NOMEM:
+    case KR_ERR_DEVICE:
+    case KR_ERR_NOT_COMPILED: return CLI_EXIT_DEVICE;
+    default: return CLI_EXIT_INPUT;
+    }
+}
+
+void cli_print_list(FILE *f, const char *const *names)
+{
+    for (int i = 0; names && names[i]; i++)
+        fprintf(f, "%s%s", i ? ", " : "", names[i]);
+}
+
+void cli_print_exit_codes(FILE *f)
+{
+    fputs("exit codes:\n"
+          "  0  success (solve: converged)\n"
+          "  1  the solve did not converge (the reason is printed; -o "
+          "still writes\n"
+          "     the last iterate)\n"
+          "  2  usage error: unknown option or command, missing or bad "
+          "value\n"
+          "  3  input error: unreadable or malformed file, wrong sizes, "
+          "non-square\n"
+          "     matrix, zero diagonal for jacobi, unwritable output\n"
+          "  4  device or memory error, or CUDA asked for but not built in\n",
+          f);
+}
+
+static const cli_opt *find_opt(const cli_opt *opts, const char *name,
+                               size_t len)
+{
+    for (const cli_opt *o = opts; o->name; o++) {
+        if (strlen(o->name) == len && memcmp(o->name, name, len) == 0) return o;
+        if (o->alias && strlen(o->alias) == len &&
+            memcmp(o->alias, name, len) == 0)
+            return o;
+    }
+    return NULL;
+}
+
+static int unknown_option(const cli_spec *spec, const char *arg, size_t len)
+{
+    char list[1024] = "";
+    size_t used = 0;
+    for (const cli_opt *o = spec->opts; o->name && used < sizeof list; o++)
+        used += (size_t)snprintf(list + used, sizeof list - used, "%s%s",
+                                 used ? ", " : "", o->name);
+    return cli_usage_error(spec->command,
+                           "unknown option '%.*s' for '%s' "
+                           "(valid: %s, --help)",
+                           (int)len, arg, spec->command, list);
+}
+
+/* The whole token is one base-10 integer, no blanks. */
+static int parse_long(const char *s, long *v)
+{
+    char *end;
+    if (!*s || isspace((unsigned char)*s)) return 0;
+    errno = 0;
+    *v = strtol(s, &end, 10);
+    return *end == '\0' && errno == 0;
+}
+
+/* The whole token is one finite number, no blanks. */
+static int parse_real(const char *s, double *v)
+{
+    char *end;
+    if (!*s || isspace((unsigned char)*s)) return 0;
+    errno = 0;
+    *v = strtod(s, &end);
+    return *end == '\0' && errno != ERANGE && isfinite(*v);
+}
+
+static int bad_number(const cli_spec *spec, const cli_opt *o, const char *v)
+{
+    const char *what = o->kind == CLI_INT ? "an integer" : "a finite number";
+    if (o->max >= (double)INT_MAX || isinf(o->max))
+        return cli_usage_error(spec->command, "%s: '%s' is not %s >= %g",
+                               o->name, v, what, o->min);
+    return cli_usage_error(spec->command, "%s: '%s' is not %s in %g..%g",
+                           o->name, v, what, o->min, o->max);
+}
+
+static int set_choice(const cli_spec *spec, const cli_opt *o, const char *v,
+                      void *field)
+{
+    const char *const *names = o->choices();
+    for (int i = 0; names[i]; i++)
+        if (strcmp(names[i], v) == 0) {
+            *(const char **)field = names[i];
+            return 0;
+        }
+    char list[512] = "";
+    size_t used = 0;
+    for (int i = 0; names[i] && used < sizeof list; i++)
+        used += (size_t)snprintf(list + used, sizeof list - used, "%s%s",
+                                 i ? ", " : "", names[i]);
+    return cli_usage_error(spec->command, "%s: unknown value '%s' (valid: %s)",
+                           o->name, v, list);
+}
+
+static int set_value(const cli_spec *spec, const cli_opt *o, const char *v,
+                     void *out)
+{
+    void *field = (char *)out + o->offset;
+    long l;
+    double d;
+    switch (o->kind) {
+    case CLI_FLAG: *(int *)field = 1; return 0;
+    case CLI_STR: *(const char **)field = v; return 0;
+    case CLI_CHOICE: return set_choice(spec, o, v, field);
+    case CLI_INT:
+        if (!parse_long(v, &l) || l < o->min || l > o->max)
+            return bad_number(spec, o, v);
+        *(int *)field = (int)l;
+        return 0;
+    case CLI_REAL:
+        if (!parse_real(v, &d) || d < o->min || d > o->max)
+            return bad_number(spec, o, v);
+        *(double *)field = d;
+        return 0;
+    }
+    return 0;
+}
+
+/* One option at argv[*i]; advances *i past its value. */
+static int parse_option(const cli_spec *spec, int argc, char **argv, int *i,
+                        void *out)
+{
+    const char *arg = argv[*i];
+    const char *eq = strchr(arg, '=');
+    size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
+    const cli_opt *o = find_opt(spec->opts, arg, len);
+    if (!o) return unknown_option(spec, arg, len);
+    if (o->kind == CLI_FLAG) {
+        if (eq)
+            return cli_usage_error(spec->command, "%s takes no value", o->name);
+        return set_value(spec, o, NULL, out);
+    }
+    if (eq) return set_value(spec, o, eq + 1, out);
+    if (*i + 1 >= argc)
+        return cli_usage_error(spec->command, "%s needs a value (%s)", o->name,
+                               o->arg);
+    *i += 1;
+    return set_value(spec, o, argv[*i], out);
+}
+
+int cli_parse(const cli_spec *spec, int argc, char **argv, void *out,
+              const char **pos, int *npos)
+{
+    int only_pos = 0;
+    *npos = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        int rc = 0;
+        if (!only_pos && strcmp(a, "--") == 0) {
+            only_pos = 1;
+        } else if (!only_pos && (!strcmp(a, "--help") || !strcmp(a, "-h"))) {
+            *(int *)((char *)out + spec->help_offset) = 1;
+        } else if (!only_pos && a[0] == '-' && a[1] != '\0') {
+            rc = parse_option(spec, argc, argv, &i, out);
+        } else if (*npos < spec->max_pos) {
+            pos[(*npos)++] = a;
+        } else {
+            rc = cli_usage_error(spec->command, "unexpected argument '%s'", a);
+        }
+        if (rc) return rc;
+    }
+    return *(int *)((char *)out + spec->help_offset) ? CLI_EXIT_HELP : 0;
+}
+
+/* " (1..64, " or " (>= 0, " */
+static int print_range(char *buf, size_t len, const cli_opt *o)
+{
+    if (o->max >= (double)INT_MAX || isinf(o->max))
+        return snprintf(buf, len, " (>= %g, ", o->min);
+    return snprintf(buf, len, " (%g..%g, ", o->min, o->max);
+}
+
+static void append_list(char *buf, size_t len, const char *const *names)
+{
+    for (int i = 0; names[i]; i++) {
+        size_t used = strlen(buf);
+        snprintf(buf + used, len - used, "%s%s", i ? ", " : "", names[i]);
+    }
+}
+
+/* Appends "(1..64, default 4)", "(a, b; default a)", or nothing. */
+static void append_default(char *buf, size_t len, const cli_opt *o,
+                           const void *defaults)
+{
+    const void *field = (const char *)defaults + o->offset;
+    const char *s = NULL;
+    size_t used = strlen(buf);
+    switch (o->kind) {
+    case CLI_FLAG: return;
+    case CLI_STR:
+        s = *(const char *const *)field;
+        if (s) snprintf(buf + used, len - used, " (default %s)", s);
+        return;
+    case CLI_CHOICE:
+        s = *(const char *const *)field;
+        snprintf(buf + used, len - used, " (");
+        append_list(buf, len, o->choices());
+        used = strlen(buf);
+        snprintf(buf + used, len - used, "; default %s)", s ? s : "none");
+        return;
+    case CLI_INT:
+        used += (size_t)print_range(buf + used, len - used, o);
+        if (used < len)
+            snprintf(buf + used, len - used, "default %d)",
+                     *(const int *)field);
+        return;
+    case CLI_REAL:
+        used += (size_t)print_range(buf + used, len - used, o);
+        if (used < len)
+            snprintf(buf + used, len - used, "default %g)",
+                     *(const double *)field);
+        return;
+    }
+}
+
+void cli_print_help_line(FILE *f, const char *left, const char *text)
+{
+    enum { INDENT = 25, WIDTH = 79 };
+    int col = fprintf(f, "  %-*s", INDENT - 3, left);
+    if (col >= INDENT) { /* a long left part: the text starts below it */
+        fprintf(f, "\n%*s", INDENT - 1, "");
+        col = INDENT - 1;
+    }
+    const char *p = text;
+    while (*p) {
+        size_t word = strcspn(p, " ");
+        if (col + 1 + (int)word > WIDTH && col > INDENT - 1) {
+            fprintf(f, "\n%*s", INDENT - 1, "");
+            col = INDENT - 1;
+        }
+        col += fprintf(f, " %.*s", (int)word, p);
+        p += word;
+        p += strspn(p, " ");
+    }
+    fputc('\n', f);
+}
+
+void cli_print_options(FILE *f, const cli_opt *opts, const void *defaults)
+{
+    for (const cli_opt *o = opts; o->name; o++) {
+        char left[64], text[1024];
+        snprintf(left, sizeof left, "%s%s%s%s%s", o->name, o->alias ? ", " : "",
+                 o->alias ? o->alias : "", o->arg ? " " : "",
+                 o->arg ? o->arg : "");
+        snprintf(text, sizeof text, "%s", o->help);
+        append_default(text, sizeof text, o, defaults);
+        cli_print_help_line(f, left, text);
+    }
+    cli_print_help_line(f, "-h, --help", "this text");
+}

@@ -1,0 +1,156 @@
+/* The solve report. Text and JSON print the same fields; quantities that
+ * are undefined (b = 0, no iterations, unknown solution) are "n/a" in text
+ * and null in JSON. */
+#include "drivers/report.h"
+
+#include "drivers/json.h"
+
+#include <math.h>
+#include <string.h>
+
+#define KEY_WIDTH 24
+
+static int uses_s(const char *method) { return strcmp(method, "idr") == 0; }
+static int uses_restart(const char *method)
+{
+    return strcmp(method, "gmres") == 0;
+}
+
+static double ratio(double a, double b) { return b != 0 ? a / b : NAN; }
+
+static double per_iteration(const cli_report *r)
+{
+    return r->res->iterations > 0 ? r->res->solve_seconds / r->res->iterations
+                                  : NAN;
+}
+
+static void key(FILE *f, const char *k) { fprintf(f, "%-*s ", KEY_WIDTH, k); }
+
+/* "key: 1.234e-09", or "key: n/a" when not finite */
+static void line_num(FILE *f, const char *k, const char *fmt, double v,
+                     const char *unit)
+{
+    key(f, k);
+    if (isfinite(v)) {
+        fprintf(f, fmt, v);
+        fprintf(f, "%s\n", unit);
+    } else {
+        fputs("n/a\n", f);
+    }
+}
+
+static void text_problem(FILE *f, const cli_report *r)
+{
+    key(f, "matrix:");
+    fprintf(f, "%s%s\n", r->matrix, r->generated ? " (generated)" : "");
+    key(f, "rows (n):");
+    fprintf(f, "%d\n", (int)r->n);
+    key(f, "nonzeros:");
+    fprintf(f, "%d\n", (int)r->nnz);
+    key(f, "row length:");
+    fprintf(f, "min %d, mean %.2f, max %d, std %.2f\n", (int)r->rows.min,
+            r->rows.mean, (int)r->rows.max, r->rows.stddev);
+    key(f, "method:");
+    if (uses_s(r->method))
+        fprintf(f, "%s (s = %d)\n", r->method, r->s);
+    else if (uses_restart(r->method))
+        fprintf(f, "%s (restart = %d)\n", r->method, r->restart);
+    else
+        fprintf(f, "%s\n", r->method);
+    key(f, "preconditioner:");
+    fprintf(f, "%s\n", r->precond);
+    key(f, "format:");
+    fprintf(f, "%s\n", r->format);
+    key(f, "device:");
+    fprintf(f, "%s\n", r->device);
+    key(f, "threads:");
+    fprintf(f, "%d\n", r->threads);
+}
+
+static void text_outcome(FILE *f, const cli_report *r)
+{
+    const kr_result *res = r->res;
+    key(f, "iterations:");
+    fprintf(f, "%d\n", res->iterations);
+    key(f, "reason:");
+    fprintf(f, "%s (%s)\n", kr_reason_name(res->reason),
+            kr_reason_text(res->reason));
+    line_num(f, "recursive rel. residual:", "%.4e",
+             ratio(res->rnorm, res->bnorm), "");
+    line_num(f, "true rel. residual:", "%.4e",
+             ratio(res->true_rnorm, res->bnorm), "");
+    if (r->have_forward) {
+        line_num(f, "forward error (inf):", "%.4e", r->forward_inf, "");
+        line_num(f, "forward error (rel. 2):", "%.4e", r->forward_rel2, "");
+    }
+    line_num(f, "setup time:", "%.6f", r->setup_seconds, " s");
+    line_num(f, "solve time:", "%.6f", res->solve_seconds, " s");
+    line_num(f, "time per iteration:", "%.3e", per_iteration(r), " s");
+}
+
+void cli_forward_error(const double *x, int32_t n, double *err_inf,
+                       double *err_rel2)
+{
+    double mx = 0.0, sum = 0.0;
+    for (int32_t i = 0; i < n; i++) {
+        double d = fabs(x[i] - 1.0);
+        if (d > mx || isnan(d)) mx = d;
+        sum += d * d;
+    }
+    *err_inf = mx;
+    *err_rel2 = n > 0 ? sqrt(sum / n) : 0.0;
+}
+
+void cli_report_text(FILE *f, const cli_report *r)
+{
+    text_problem(f, r);
+    text_outcome(f, r);
+}
+
+static void json_problem(cli_json *j, const cli_report *r)
+{
+    cli_json_str(j, "matrix", r->matrix);
+    cli_json_bool(j, "generated", r->generated);
+    cli_json_int(j, "n", r->n);
+    cli_json_int(j, "nnz", r->nnz);
+    cli_json_int(j, "row_length_min", r->rows.min);
+    cli_json_num(j, "row_length_mean", r->rows.mean);
+    cli_json_int(j, "row_length_max", r->rows.max);
+    cli_json_num(j, "row_length_std", r->rows.stddev);
+    cli_json_str(j, "method", r->method);
+    if (uses_s(r->method)) cli_json_int(j, "s", r->s);
+    if (uses_restart(r->method)) cli_json_int(j, "restart", r->restart);
+    cli_json_str(j, "preconditioner", r->precond);
+    cli_json_str(j, "format", r->format);
+    cli_json_str(j, "device", r->device);
+    cli_json_int(j, "threads", r->threads);
+}
+
+static void json_outcome(cli_json *j, const cli_report *r)
+{
+    const kr_result *res = r->res;
+    cli_json_int(j, "iterations", res->iterations);
+    cli_json_str(j, "reason", kr_reason_name(res->reason));
+    cli_json_str(j, "reason_text", kr_reason_text(res->reason));
+    cli_json_bool(j, "converged", res->reason > 0);
+    cli_json_num(j, "recursive_relative_residual",
+                 ratio(res->rnorm, res->bnorm));
+    cli_json_num(j, "true_relative_residual",
+                 ratio(res->true_rnorm, res->bnorm));
+    cli_json_num(j, "forward_error_inf",
+                 r->have_forward ? r->forward_inf : NAN);
+    cli_json_num(j, "forward_error_rel2",
+                 r->have_forward ? r->forward_rel2 : NAN);
+    cli_json_num(j, "setup_seconds", r->setup_seconds);
+    cli_json_num(j, "solve_seconds", res->solve_seconds);
+    cli_json_num(j, "seconds_per_iteration", per_iteration(r));
+}
+
+void cli_report_json(FILE *f, const cli_report *r)
+{
+    cli_json j;
+    cli_json_begin(&j, f);
+    json_problem(&j, r);
+    json_outcome(&j, r);
+    cli_json_end(&j);
+}

@@ -1,0 +1,34 @@
+/* The report of one solve, as aligned "key: value" text or as one JSON
+ * object with the same fields. */
+#ifndef KR_DRIVERS_REPORT_H
+#define KR_DRIVERS_REPORT_H
+
+#include "krylov.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct cli_report {
+    const char *matrix; /* the file name or the generator spec        */
+    int generated;      /* 1 when matrix is a generator spec          */
+    int32_t n, nnz;
+    kr_row_stats rows;
+    const char *method;
+    int s, restart; /* shown for the methods that use them       */
+    const char *precond, *format, *device;
+    int threads;
+    const kr_result *res;
+    int have_forward;     /* the exact solution is known (b = A*ones) */
+    double forward_inf;   /* ||x - 1||_inf                            */
+    double forward_rel2;  /* ||x - 1||_2 / ||1||_2                    */
+    double setup_seconds; /* matrix and preconditioner build          */
+} cli_report;
+
+/* ||x - 1||_inf and ||x - 1||_2 / ||1||_2, for b = A*ones. */
+void cli_forward_error(const double *x, int32_t n, double *err_inf,
+                       double *err_rel2);
+
+void cli_report_text(FILE *f, const cli_report *r);
+void cli_report_json(FILE *f, const cli_report *r);
+
+#endif

@@ -1,0 +1,648 @@
+/* The krylov command end to end: runs the built binary ($KRYLOV_BIN, else
+ * build/krylov) with its output captured, and checks exit codes, the help,
+ * the text and JSON reports against independently computed residuals, the
+ * output and history files, and that bad input leaves no file behind. */
+#include "testutil.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+typedef struct run_out {
+    int rc;    /* exit status, -1 if killed */
+    char *out; /* stdout */
+    char *err; /* stderr */
+} run_out;
+
+static const char *krylov_bin(void)
+{
+    const char *b = getenv("KRYLOV_BIN");
+    return b && *b ? b : "build/krylov";
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot read %s", path);
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)len + 1);
+    ck_assert(s && fread(s, 1, (size_t)len, f) == (size_t)len);
+    s[len] = '\0';
+    fclose(f);
+    return s;
+}
+
+/* Runs "krylov ARGS" (printf-style) with stdout and stderr in files of the
+ * folder io_dir, which the caller keeps apart from the folder it checks. */
+static run_out krylov(const char *io_dir, const char *fmt, ...)
+{
+    char args[2048], cmd[4096], out[512], err[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(out, sizeof out, "%s/stdout.txt", io_dir);
+    snprintf(err, sizeof err, "%s/stderr.txt", io_dir);
+    snprintf(cmd, sizeof cmd, "'%s' %s >'%s' 2>'%s'", krylov_bin(), args, out,
+             err);
+    int status = system(cmd);
+    run_out r = {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out),
+                 slurp(err)};
+    return r;
+}
+
+/* Fresh folders, removed with their files when the test process exits. */
+static char scratch[64][64];
+static int nscratch;
+
+static void remove_scratch(void)
+{
+    for (int i = 0; i < nscratch; i++) {
+        DIR *d = opendir(scratch[i]);
+        for (struct dirent *e; d && (e = readdir(d));) {
+            char path[256];
+            snprintf(path, sizeof path, "%s/%s", scratch[i], e->d_name);
+            if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) remove(path);
+        }
+        if (d) closedir(d);
+        remove(scratch[i]);
+    }
+}
+
+static const char *scratch_dir(void)
+{
+    ck_assert(nscratch < 64);
+    if (nscratch == 0) atexit(remove_scratch);
+    snprintf(scratch[nscratch], sizeof scratch[0], "%s", kt_tmpdir());
+    return scratch[nscratch++];
+}
+
+static void run_free(run_out *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+static int file_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* No name in dir contains ".tmp" (a temporary output left behind). */
+static int no_tmp_files(const char *dir)
+{
+    DIR *d = opendir(dir);
+    ck_assert(d != NULL);
+    int clean = 1;
+    for (struct dirent *e; (e = readdir(d));)
+        if (strstr(e->d_name, ".tmp")) clean = 0;
+    closedir(d);
+    return clean;
+}
+
+/* The number after "key" at the start of a line of the text report. */
+static double report_num(const char *text, const char *key)
+{
+    size_t len = strlen(key);
+    for (const char *p = text; p; p = strchr(p, '\n')) {
+        if (*p == '\n') p++;
+        if (strncmp(p, key, len) == 0) {
+            char *end;
+            double v = strtod(p + len, &end);
+            ck_assert_msg(end != p + len, "no number after '%s'", key);
+            return v;
+        }
+    }
+    ck_abort_msg("the report has no line '%s':\n%s", key, text);
+    return NAN;
+}
+
+/* Text occurs as a whole option name: not followed by [a-z0-9-]. */
+static int mentions_option(const char *text, const char *opt)
+{
+    size_t len = strlen(opt);
+    for (const char *p = strstr(text, opt); p; p = strstr(p + 1, opt)) {
+        char c = p[len];
+        int before_ok = p == text || p[-1] == ' ' || p[-1] == '\n' ||
+                        p[-1] == '[' || p[-1] == ',';
+        if (before_ok &&
+            !(c == '-' || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')))
+            return 1;
+    }
+    return 0;
+}
+
+static int mentions_exit_codes(const char *text)
+{
+    for (int code = 0; code <= 4; code++) {
+        char line[16];
+        snprintf(line, sizeof line, "\n  %d  ", code);
+        if (!strstr(text, line)) return 0;
+    }
+    return 1;
+}
+
+static void assert_all_names(const char *text, const char *const *names)
+{
+    for (int i = 0; names[i]; i++)
+        ck_assert_msg(strstr(text, names[i]), "'%s' missing from:\n%s",
+                      names[i], text);
+}
+
+START_TEST(help_top_level)
+{
+    const char *dir = scratch_dir();
+    run_out r = krylov(dir, "--help");
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert(mentions_option(r.out, "solve") && mentions_option(r.out, "gen"));
+    ck_assert_msg(mentions_exit_codes(r.out), "exit codes:\n%s", r.out);
+    run_free(&r);
+    r = krylov(dir, "--version");
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert(strstr(r.out, KR_VERSION_STRING));
+    run_free(&r);
+    r = krylov(dir, "gen --help");
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert(mentions_option(r.out, "-o") && mentions_exit_codes(r.out));
+    ck_assert(strstr(r.out, kr_generator_help()));
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(help_solve_tells_everything)
+{
+    static const char *const opts[] = {
+        "-b",       "--x0",      "-o",        "--gen",     "--method",
+        "--s",      "--restart", "--precond", "--format",  "--rtol",
+        "--atol",   "--dtol",    "--maxit",   "--monitor", "--history",
+        "--device", "--json",    "--threads", "--help",    NULL};
+    run_out r = krylov(scratch_dir(), "solve --help");
+    ck_assert_int_eq(r.rc, 0);
+    for (int i = 0; opts[i]; i++)
+        ck_assert_msg(mentions_option(r.out, opts[i]), "%s not in help:\n%s",
+                      opts[i], r.out);
+    ck_assert_msg(mentions_exit_codes(r.out), "exit codes:\n%s", r.out);
+    assert_all_names(r.out, kr_method_names());
+    assert_all_names(r.out, kr_precond_names());
+    assert_all_names(r.out, kr_format_names());
+    ck_assert(strstr(r.out, kr_generator_help()));
+    ck_assert(strstr(r.out, "default idr") && strstr(r.out, "default 1e-08") &&
+              strstr(r.out, "default 10000") && strstr(r.out, "example"));
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(solve_converges)
+{
+    run_out r = krylov(scratch_dir(), "solve --gen poisson2d:20");
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    ck_assert(strstr(r.out, "CONVERGED_"));
+    double rel = report_num(r.out, "true rel. residual:");
+    ck_assert_msg(rel <= 1e-8 && rel > 0, "true residual %g", rel);
+    ck_assert(report_num(r.out, "forward error (inf):") < 1e-5);
+    ck_assert_int_eq((int)report_num(r.out, "rows (n):"), 400);
+    ck_assert_int_eq((int)report_num(r.out, "nonzeros:"), 5 * 400 - 4 * 20);
+    run_free(&r);
+}
+END_TEST
+
+/* Quotes and escapes pair up, braces and brackets balance, and the text is
+ * exactly one object. */
+static int json_balanced(const char *s)
+{
+    int depth = 0, in_str = 0, objects = 0;
+    for (; *s; s++) {
+        if (in_str) {
+            if (*s == '\\' && s[1])
+                s++;
+            else if (*s == '"')
+                in_str = 0;
+            else if ((unsigned char)*s < 0x20)
+                return 0;
+            continue;
+        }
+        if (*s == '"')
+            in_str = 1;
+        else if (*s == '{' || *s == '[')
+            objects += depth++ == 0;
+        else if (*s == '}' || *s == ']') {
+            if (--depth < 0) return 0;
+        } else if (depth == 0 && *s != ' ' && *s != '\n')
+            return 0;
+    }
+    return depth == 0 && !in_str && objects == 1;
+}
+
+/* The numeric value of "key": in the object, or NAN if absent or not a
+ * number (null included). */
+static double json_num(const char *json, const char *key)
+{
+    char pat[128];
+    snprintf(pat, sizeof pat, "\"%s\": ", key);
+    const char *p = strstr(json, pat);
+    if (!p) return NAN;
+    char *end;
+    double v = strtod(p + strlen(pat), &end);
+    return end == p + strlen(pat) ? NAN : v;
+}
+
+START_TEST(json_matches_text)
+{
+    const char *dir = scratch_dir();
+    run_out t = krylov(dir, "solve --gen poisson2d:20 --method bicgstab");
+    ck_assert_int_eq(t.rc, 0);
+    run_out j = krylov(dir, "solve --gen poisson2d:20 --method bicgstab "
+                            "--json --monitor");
+    ck_assert_int_eq(j.rc, 0);
+    ck_assert_msg(json_balanced(j.out), "not one JSON object:\n%s", j.out);
+    static const char *const keys[] = {"n",
+                                       "nnz",
+                                       "iterations",
+                                       "threads",
+                                       "row_length_mean",
+                                       "recursive_relative_residual",
+                                       "true_relative_residual",
+                                       "forward_error_inf",
+                                       "setup_seconds",
+                                       "solve_seconds",
+                                       NULL};
+    for (int i = 0; keys[i]; i++)
+        ck_assert_msg(isfinite(json_num(j.out, keys[i])), "key %s:\n%s",
+                      keys[i], j.out);
+    ck_assert_int_eq((int)json_num(j.out, "iterations"),
+                     (int)report_num(t.out, "iterations:"));
+    ck_assert(strstr(j.out, "\"method\": \"bicgstab\""));
+    ck_assert(strstr(j.err, "||r||/||b||")); /* the monitor moved to stderr */
+    run_free(&t);
+    run_free(&j);
+}
+END_TEST
+
+/* ||b - A x|| / ||b|| for the x in path, b = A*ones. */
+static double residual_of_file(const kr_csr *A, const char *path)
+{
+    kr_ctx *ctx;
+    ck_assert_int_eq(kr_ctx_create(&ctx, KR_DEVICE_CPU), KR_OK);
+    int32_t rows, cols;
+    double *x;
+    ck_assert_int_eq(kr_read_dense_mtx(ctx, path, &rows, &cols, &x), KR_OK);
+    ck_assert(rows == A->nrows && cols == 1);
+    double *ones = malloc(sizeof(double) * rows), *b = malloc(sizeof *b * rows);
+    double *ax = malloc(sizeof(double) * rows), rr = 0, bb = 0;
+    for (int32_t i = 0; i < rows; i++)
+        ones[i] = 1.0;
+    kr_csr_matvec(A, ones, b);
+    kr_csr_matvec(A, x, ax);
+    for (int32_t i = 0; i < rows; i++) {
+        rr += (b[i] - ax[i]) * (b[i] - ax[i]);
+        bb += b[i] * b[i];
+    }
+    free(ones), free(b), free(ax), free(x);
+    kr_ctx_destroy(ctx);
+    return sqrt(rr / bb);
+}
+
+START_TEST(output_file_has_reported_residual)
+{
+    const char *dir = scratch_dir();
+    char x[512];
+    snprintf(x, sizeof x, "%s/x.mtx", dir);
+    run_out r =
+        krylov(dir, "solve --gen convdiff2d:20 --method gmres -o %s", x);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    double reported = report_num(r.out, "true rel. residual:");
+    kr_ctx *ctx;
+    kr_csr A;
+    ck_assert_int_eq(kr_ctx_create(&ctx, KR_DEVICE_CPU), KR_OK);
+    ck_assert_int_eq(kr_generate(ctx, "convdiff2d:20", &A), KR_OK);
+    double mine = residual_of_file(&A, x);
+    ck_assert_msg(fabs(mine - reported) <= 5e-4 * reported,
+                  "reported %.6e, recomputed %.6e", reported, mine);
+    ck_assert(no_tmp_files(dir));
+    kr_csr_free(&A);
+    kr_ctx_destroy(ctx);
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(history_has_every_iteration)
+{
+    const char *dir = scratch_dir();
+    char h[512];
+    snprintf(h, sizeof h, "%s/h.csv", dir);
+    run_out r = krylov(dir,
+                       "solve --gen poisson2d:16 --method cg "
+                       "--history %s",
+                       h);
+    ck_assert_int_eq(r.rc, 0);
+    int its = (int)report_num(r.out, "iterations:");
+    char *csv = slurp(h);
+    ck_assert(strncmp(csv, "iteration,residual_norm,relative_residual\n", 42) ==
+              0);
+    int lines = 0, k;
+    double norm, rel = NAN;
+    for (const char *p = strchr(csv, '\n') + 1; *p; p = strchr(p, '\n') + 1) {
+        ck_assert_int_eq(sscanf(p, "%d,%lf,%lf", &k, &norm, &rel), 3);
+        ck_assert_int_eq(k, lines++);
+    }
+    ck_assert_int_eq(lines, its + 1);
+    double last = report_num(r.out, "recursive rel. residual:");
+    ck_assert(fabs(rel - last) <= 1e-4 * last);
+    ck_assert(no_tmp_files(dir));
+    free(csv);
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(maxit_not_converged)
+{
+    const char *dir = scratch_dir();
+    char x[512];
+    snprintf(x, sizeof x, "%s/x.mtx", dir);
+    run_out r = krylov(dir, "solve --gen poisson2d:20 --maxit 2 -o %s", x);
+    ck_assert_int_eq(r.rc, 1);
+    ck_assert(strstr(r.out, "DIVERGED_ITS") && strstr(r.err, "DIVERGED_ITS"));
+    ck_assert_int_eq((int)report_num(r.out, "iterations:"), 2);
+    ck_assert(file_exists(x)); /* the last iterate, as --help says */
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(equals_syntax_and_options_reach_solver)
+{
+    run_out r = krylov(scratch_dir(), "solve --gen poisson2d:12 --method=gmres "
+                                      "--restart=5 --precond=none --rtol=1e-10 "
+                                      "--threads=1 --device=cpu");
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    ck_assert(strstr(r.out, "gmres (restart = 5)"));
+    ck_assert(strstr(r.out, "preconditioner:") && strstr(r.out, "none"));
+    ck_assert(report_num(r.out, "recursive rel. residual:") <= 1e-10);
+    ck_assert_int_eq((int)report_num(r.out, "threads:"), 1);
+    run_free(&r);
+}
+END_TEST
+
+typedef struct usage_case {
+    const char *args;
+    const char *must; /* in stderr; "" for none */
+} usage_case;
+
+START_TEST(usage_errors_exit_2)
+{
+    static const usage_case cases[] = {
+        {"solve --gen poisson2d:5 --bogus", "--bogus"},
+        {"solve --gen poisson2d:5 --rtol abc", "abc"},
+        {"solve --gen poisson2d:5 --rtol=-1", ">= 0"},
+        {"solve --gen poisson2d:5 --rtol nan", "nan"},
+        {"solve --gen poisson2d:5 --atol 1e999", "1e999"},
+        {"solve --gen poisson2d:5 --s 0", "1..64"},
+        {"solve --gen poisson2d:5 --s 65", "1..64"},
+        {"solve --gen poisson2d:5 --s 4x", "4x"},
+        {"solve --gen poisson2d:5 --restart 0", "1..1000"},
+        {"solve --gen poisson2d:5 --maxit 1.5", "1.5"},
+        {"solve --gen poisson2d:5 --threads -1", "-1"},
+        {"solve --gen poisson2d:5 --rtol", "--rtol"},
+        {"solve --gen poisson2d:5 --json=yes", "--json"},
+        {"solve --gen poisson2d:5 --device gpu", "auto, cpu, cuda"},
+        {"solve --gen nosuch:5", "poisson2d"},
+        {"solve", "--gen"},
+        {"frob", "solve, gen"},
+        {"gen poisson2d:5", "-o"},
+    };
+    const char *dir = scratch_dir();
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        run_out r = krylov(dir, "%s", cases[i].args);
+        ck_assert_msg(r.rc == 2, "'%s' exited %d", cases[i].args, r.rc);
+        ck_assert_msg(strstr(r.err, cases[i].must), "'%s': %s", cases[i].args,
+                      r.err);
+        run_free(&r);
+    }
+}
+END_TEST
+
+START_TEST(unknown_names_list_choices)
+{
+    const char *dir = scratch_dir();
+    run_out r = krylov(dir, "solve --gen poisson2d:5 --method foo");
+    ck_assert_int_eq(r.rc, 2);
+    assert_all_names(r.err, kr_method_names());
+    run_free(&r);
+    r = krylov(dir, "solve --gen poisson2d:5 --precond foo");
+    ck_assert_int_eq(r.rc, 2);
+    assert_all_names(r.err, kr_precond_names());
+    run_free(&r);
+    r = krylov(dir, "solve --gen poisson2d:5 --format foo");
+    ck_assert_int_eq(r.rc, 2);
+    assert_all_names(r.err, kr_format_names());
+    run_free(&r);
+    r = krylov(dir, "solve --gen poisson2d:5 --nope");
+    ck_assert_int_eq(r.rc, 2);
+    ck_assert(mentions_option(r.err, "--method") &&
+              mentions_option(r.err, "--maxit"));
+    run_free(&r);
+}
+END_TEST
+
+typedef struct bad_file {
+    const char *name, *text;
+    const char *where; /* in stderr after "<path>", e.g. ":4" */
+} bad_file;
+
+#define MM "%%MatrixMarket matrix coordinate real general\n"
+
+static const bad_file bad_files[] = {
+    {"banner.mtx",
+     "%%MatrixMarket matrix coordinat real general\n2 2 2\n"
+     "1 1 1\n2 2 1\n",
+     ":1"},
+    {"range.mtx", MM "2 2 2\n1 1 1\n3 2 1\n", ":4"},
+    {"few.mtx", MM "2 2 3\n1 1 1\n2 2 1\n", ":"},
+    {"nan.mtx", MM "2 2 2\n1 1 nan\n2 2 1\n", ":3"},
+    {"word.mtx", MM "2 2 2\n1 1 1\n2 2 x\n", ":4"},
+    {"size.mtx", MM "2 2\n1 1 1\n", ":2"},
+    {"nonsquare.mtx", MM "2 3 2\n1 1 1\n2 2 1\n", ": the matrix is 2 x 3"},
+};
+
+/* Bad input: exit 3, the message names file and line, no output left. */
+static void check_bad_file(const char *dir, const char *io, const bad_file *bf)
+{
+    char x[512], h[512], want[1024];
+    const char *path = kt_write_file(dir, bf->name, bf->text);
+    snprintf(want, sizeof want, "%s%s", path, bf->where);
+    snprintf(x, sizeof x, "%s/x.mtx", dir);
+    snprintf(h, sizeof h, "%s/h.csv", dir);
+    run_out r =
+        krylov(io, "solve %s -o %s --history %s --method cg", path, x, h);
+    ck_assert_msg(r.rc == 3, "%s: exit %d", bf->name, r.rc);
+    ck_assert_msg(strstr(r.err, want), "%s: want '%s' in: %s", bf->name, want,
+                  r.err);
+    if (bf->where[1] == '\0') { /* some line number after the colon */
+        const char *p = strstr(r.err, want) + strlen(want);
+        ck_assert_msg(*p >= '1' && *p <= '9', "%s: no line in %s", bf->name,
+                      r.err);
+    }
+    ck_assert(!file_exists(x) && !file_exists(h));
+    ck_assert(no_tmp_files(dir));
+    run_free(&r);
+}
+
+START_TEST(malformed_files_exit_3)
+{
+    /* the files checked, and apart from them stdout and stderr */
+    const char *dir = scratch_dir(), *io = scratch_dir();
+    for (size_t i = 0; i < sizeof bad_files / sizeof *bad_files; i++)
+        check_bad_file(dir, io, &bad_files[i]);
+}
+END_TEST
+
+START_TEST(wrong_rhs_length_exit_3)
+{
+    const char *dir = scratch_dir();
+    char x[512];
+    const char *b = kt_write_file(dir, "b.mtx",
+                                  "%%MatrixMarket matrix array "
+                                  "real general\n3 1\n1\n2\n3\n");
+    snprintf(x, sizeof x, "%s/x.mtx", dir);
+    run_out r = krylov(dir, "solve --gen poisson2d:5 -b %s -o %s", b, x);
+    ck_assert_int_eq(r.rc, 3);
+    ck_assert_msg(strstr(r.err, "b.mtx") && strstr(r.err, "3 x 1") &&
+                      strstr(r.err, "25"),
+                  "%s", r.err);
+    ck_assert(!file_exists(x));
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(zero_diagonal_jacobi_exit_3)
+{
+    const char *dir = scratch_dir();
+    /* [2 1 0; 1 0 1; 0 0 2]: nonsingular, but a_22 = 0 */
+    const char *a = kt_write_file(dir, "zd.mtx",
+                                  MM "3 3 5\n1 1 2\n1 2 1\n"
+                                     "2 1 1\n2 3 1\n3 3 2\n");
+    run_out r = krylov(dir, "solve %s --precond jacobi", a);
+    ck_assert_int_eq(r.rc, 3);
+    ck_assert_msg(strstr(r.err, "row 2") && strstr(r.err, "zd.mtx"), "%s",
+                  r.err);
+    run_free(&r);
+    r = krylov(dir, "solve %s --precond none --method gmres", a);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    ck_assert(report_num(r.out, "forward error (inf):") < 1e-8);
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(cuda_not_built_exit_4)
+{
+    if (kr_built_with_cuda()) {
+        kt_skip("cuda_not_built_exit_4", "this build has CUDA");
+        return;
+    }
+    run_out r = krylov(scratch_dir(), "solve --gen poisson2d:5 --device cuda");
+    ck_assert_int_eq(r.rc, 4);
+    ck_assert(strstr(r.err, "krylov: error: ") && strstr(r.err, "CUDA"));
+    run_free(&r);
+}
+END_TEST
+
+/* Writes an n x 1 array file of `value` and returns its path. */
+static const char *constant_vector(const char *dir, const char *name, int32_t n,
+                                   double value)
+{
+    size_t cap = 64 + 24 * (size_t)n, len;
+    char *text = malloc(cap);
+    len = (size_t)snprintf(text, cap,
+                           "%%%%MatrixMarket matrix array real "
+                           "general\n%d 1\n",
+                           (int)n);
+    for (int32_t i = 0; i < n; i++)
+        len += (size_t)snprintf(text + len, cap - len, "%.17g\n", value);
+    const char *path = kt_write_file(dir, name, text);
+    free(text);
+    return path;
+}
+
+START_TEST(exact_x0_converges_at_0)
+{
+    const char *dir = scratch_dir();
+    const char *x0 = constant_vector(dir, "ones.mtx", 100, 1.0);
+    run_out r = krylov(dir, "solve --gen poisson2d:10 --x0 %s", x0);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    ck_assert_int_eq((int)report_num(r.out, "iterations:"), 0);
+    ck_assert(report_num(r.out, "forward error (inf):") == 0.0);
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(rhs_file_has_no_forward_error)
+{
+    const char *dir = scratch_dir();
+    const char *b = constant_vector(dir, "b.mtx", 144, 1.0);
+    run_out r = krylov(dir, "solve --gen poisson2d:12 -b %s --json", b);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    ck_assert(json_balanced(r.out));
+    ck_assert(strstr(r.out, "\"forward_error_inf\": null"));
+    ck_assert(json_num(r.out, "true_relative_residual") <= 1e-8);
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(gen_writes_readable_file)
+{
+    const char *dir = scratch_dir();
+    char f[512];
+    snprintf(f, sizeof f, "%s/f.mtx", dir);
+    run_out r = krylov(dir, "gen poisson2d:5 -o %s", f);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    run_free(&r);
+    kr_ctx *ctx;
+    kr_csr A;
+    ck_assert_int_eq(kr_ctx_create(&ctx, KR_DEVICE_CPU), KR_OK);
+    ck_assert_int_eq(kr_read_mtx(ctx, f, &A), KR_OK);
+    ck_assert(A.nrows == 25 && A.ncols == 25 && A.nnz == 105);
+    kr_csr_free(&A);
+    kr_ctx_destroy(ctx);
+    /* the file and the generator give the same solve */
+    run_out a = krylov(dir, "solve %s --method cg", f);
+    run_out b = krylov(dir, "solve --gen poisson2d:5 --method cg");
+    ck_assert(a.rc == 0 && b.rc == 0);
+    ck_assert_int_eq((int)report_num(a.out, "iterations:"),
+                     (int)report_num(b.out, "iterations:"));
+    run_free(&a);
+    run_free(&b);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("cli");
+    TCase *tc = tcase_create("cli");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, help_top_level);
+    tcase_add_test(tc, help_solve_tells_everything);
+    tcase_add_test(tc, solve_converges);
+    tcase_add_test(tc, json_matches_text);
+    tcase_add_test(tc, output_file_has_reported_residual);
+    tcase_add_test(tc, history_has_every_iteration);
+    tcase_add_test(tc, maxit_not_converged);
+    tcase_add_test(tc, equals_syntax_and_options_reach_solver);
+    tcase_add_test(tc, usage_errors_exit_2);
+    tcase_add_test(tc, unknown_names_list_choices);
+    tcase_add_test(tc, malformed_files_exit_3);
+    tcase_add_test(tc, wrong_rhs_length_exit_3);
+    tcase_add_test(tc, zero_diagonal_jacobi_exit_3);
+    tcase_add_test(tc, cuda_not_built_exit_4);
+    tcase_add_test(tc, exact_x0_converges_at_0);
+    tcase_add_test(tc, rhs_file_has_no_forward_error);
+    tcase_add_test(tc, gen_writes_readable_file);
+    suite_add_tcase(s, tc);
+    return kt_run(s);
+}
