@@ -1,5 +1,108 @@
-/* TEMPORARY placeholder while the method is being written. */
+/* BiCGSTAB (van der Vorst 1992), right-preconditioned, so the residual it
+ * updates and tests is the unpreconditioned b - A x. One iteration, two
+ * mat-vecs: p^ = M^-1 p, v = A p^, alpha = rho / (r0^.v), s = r - alpha v
+ * (stop here if ||s|| is small enough), s^ = M^-1 s, t = A s^,
+ * omega = (t.s)/(t.t), x += alpha p^ + omega s^, r = s - omega t,
+ * rho' = r0^.r, p = r + beta (p - omega v). Shadow vector r0^ = r0. */
 #include "core/error.h"
 #include "solver/solver.h"
-static kr_status s_(kr_solve_args *a, kr_result *r) { (void)r; return kr_fail(a->ctx, KR_ERR_UNSUPPORTED, "bicgstab not written yet"); }
-const kr_solver_ops kr_bicgstab_ops = {.name = "bicgstab", .summary = "", .solve = s_};
+
+#include <math.h>
+
+enum { R, RH, P, V, PH, SH, T, NWORK };
+
+/* v = A M^-1 p and r0^.v */
+static kr_status alpha_step(kr_solve_args *a, double *w, double *rv)
+{
+    kr_ctx *ctx = a->ctx;
+    int32_t n = a->n;
+    double *v = KR_WORK(w, n, V), *ph = KR_WORK(w, n, PH);
+    const double *xs[1] = {KR_WORK(w, n, RH)}, *ys[1] = {v};
+    KR_TRY(kr_pc(a, KR_WORK(w, n, P), ph));
+    KR_TRY(kr_spmv(a, 1.0, ph, 0.0, v));
+    return ctx->ops->dots(ctx, n, 1, xs, ys, rv);
+}
+
+/* omega step on s (held in r): t = A M^-1 s, omega = (t.s)/(t.t) */
+static kr_status omega_step(kr_solve_args *a, double *w, double *omega)
+{
+    kr_ctx *ctx = a->ctx;
+    int32_t n = a->n;
+    double *r = KR_WORK(w, n, R), *sh = KR_WORK(w, n, SH);
+    double *t = KR_WORK(w, n, T), ts_tt[2];
+    const double *xs[2] = {t, t}, *ys[2] = {r, t};
+    KR_TRY(kr_pc(a, r, sh));
+    KR_TRY(kr_spmv(a, 1.0, sh, 0.0, t));
+    KR_TRY(ctx->ops->dots(ctx, n, 2, xs, ys, ts_tt));
+    *omega = ts_tt[1] == 0.0 ? 0.0 : ts_tt[0] / ts_tt[1];
+    return KR_OK;
+}
+
+static kr_status bcgs_iterate(kr_solve_args *a, kr_result *res, double *w)
+{
+    kr_ctx *ctx = a->ctx;
+    const kr_backend_ops *op = ctx->ops;
+    int32_t n = a->n;
+    size_t bytes = (size_t)n * sizeof(double);
+    double *r = KR_WORK(w, n, R), *rh = KR_WORK(w, n, RH);
+    double *p = KR_WORK(w, n, P), *v = KR_WORK(w, n, V);
+    double *ph = KR_WORK(w, n, PH), *sh = KR_WORK(w, n, SH);
+    double *t = KR_WORK(w, n, T), rho_rr[2];
+    const double *xs[2] = {rh, r}, *ys[2] = {r, r};
+
+    KR_TRY(op->copy(ctx, r, a->b, bytes)); /* r = b - A x */
+    KR_TRY(kr_spmv(a, -1.0, a->x, 1.0, r));
+    KR_TRY(op->dots(ctx, n, 1, xs + 1, ys + 1, rho_rr + 1));
+    res->reason = kr_solver_check(a, res, 0, sqrt(rho_rr[1]));
+    KR_TRY(op->copy(ctx, rh, r, bytes));
+    KR_TRY(op->copy(ctx, p, r, bytes));
+    double rho = rho_rr[1], rv, omega, ss;
+    for (int it = 1; res->reason == KR_ITERATING; it++) {
+        if (rho == 0.0) { /* r0^ orthogonal to r: no BiCG step exists */
+            res->reason = KR_DIVERGED_BREAKDOWN;
+            break;
+        }
+        KR_TRY(alpha_step(a, w, &rv));
+        if (rv == 0.0) { /* the BiCG step is undefined */
+            res->reason = KR_DIVERGED_BREAKDOWN;
+            break;
+        }
+        double alpha = rho / rv;
+        KR_TRY(op->axpby(ctx, n, -alpha, v, 1.0, r)); /* r holds s */
+        KR_TRY(op->dots(ctx, n, 1, xs + 1, ys + 1, &ss));
+        if (!isfinite(ss) || kr_solver_converged(a, sqrt(ss))) { /* done at s */
+            if (isfinite(ss)) KR_TRY(op->axpby(ctx, n, alpha, ph, 1.0, a->x));
+            res->reason = kr_solver_check(a, res, it, sqrt(ss));
+            break;
+        }
+        KR_TRY(omega_step(a, w, &omega));
+        KR_TRY(op->axpbypcz(ctx, n, alpha, ph, omega, sh, 1.0, a->x));
+        KR_TRY(op->axpby(ctx, n, -omega, t, 1.0, r));
+        KR_TRY(op->dots(ctx, n, 2, xs, ys, rho_rr));
+        res->reason = kr_solver_check(a, res, it, sqrt(rho_rr[1]));
+        if (res->reason != KR_ITERATING) break;
+        if (omega == 0.0) { /* t.s = 0 or t = 0: the method stagnates */
+            res->reason = KR_DIVERGED_BREAKDOWN;
+            break;
+        }
+        double beta = (rho_rr[0] / rho) * (alpha / omega);
+        rho = rho_rr[0];
+        KR_TRY(op->axpbypcz(ctx, n, 1.0, r, -beta * omega, v, beta, p));
+    }
+    return KR_OK;
+}
+
+static kr_status bcgs_solve(kr_solve_args *a, kr_result *res)
+{
+    double *w;
+    KR_TRY(kr_work_alloc(a, NWORK, &w));
+    kr_status st = bcgs_iterate(a, res, w);
+    kr_dev_free(a->ctx, w);
+    return st;
+}
+
+const kr_solver_ops kr_bicgstab_ops = {
+    .name = "bicgstab",
+    .summary = "BiCGSTAB, right-preconditioned, for any A",
+    .solve = bcgs_solve,
+};

@@ -88,7 +88,7 @@ static kr_status check_args(kr_ctx *ctx, kr_matrix *A, kr_precond *P,
     return KR_OK;
 }
 
-static kr_status norm2(kr_ctx *ctx, int32_t n, const double *x, double *nrm)
+kr_status kr_norm2(kr_ctx *ctx, int32_t n, const double *x, double *nrm)
 {
     double d;
     const double *xs[1] = {x};
@@ -104,7 +104,7 @@ static kr_status true_residual(kr_solve_args *a, double *out)
     KR_TRY(kr_dev_zeros(a->ctx, (size_t)a->n, &r));
     kr_status st = a->ctx->ops->copy(a->ctx, r, a->b, (size_t)a->n * 8);
     if (st == KR_OK) st = kr_spmv(a, -1.0, a->x, 1.0, r);
-    if (st == KR_OK) st = norm2(a->ctx, a->n, r, out);
+    if (st == KR_OK) st = kr_norm2(a->ctx, a->n, r, out);
     kr_dev_free(a->ctx, r);
     return st;
 }
@@ -112,7 +112,7 @@ static kr_status true_residual(kr_solve_args *a, double *out)
 static kr_status run(kr_solve_args *a, const kr_solver_ops *method,
                      kr_result *res)
 {
-    KR_TRY(norm2(a->ctx, a->n, a->b, &a->bnorm));
+    KR_TRY(kr_norm2(a->ctx, a->n, a->b, &a->bnorm));
     res->bnorm = a->bnorm;
     if (a->bnorm == 0.0) { /* the solution is x = 0, whatever x0 was */
         KR_TRY(a->ctx->ops->fill(a->ctx, a->n, 0.0, a->x));
@@ -179,8 +179,8 @@ kr_reason kr_solver_check(kr_solve_args *a, kr_result *res, int it,
         res->history[res->history_len++] = rnorm;
     if (o->monitor) o->monitor(it, rnorm, o->monitor_user);
     if (!isfinite(rnorm)) return KR_DIVERGED_NANORINF;
-    if (rnorm <= o->atol) return KR_CONVERGED_ATOL;
-    if (rnorm <= o->rtol * a->bnorm) return KR_CONVERGED_RTOL;
+    if (kr_solver_converged(a, rnorm))
+        return rnorm <= o->atol ? KR_CONVERGED_ATOL : KR_CONVERGED_RTOL;
     double ref = a->bnorm > a->r0norm ? a->bnorm : a->r0norm;
     if (o->dtol > 0 && rnorm > o->dtol * ref) return KR_DIVERGED_DTOL;
     if (it >= o->maxit) return KR_DIVERGED_ITS;
@@ -201,4 +201,9 @@ kr_status kr_pc(const kr_solve_args *a, const double *r, double *z)
 kr_status kr_work_alloc(const kr_solve_args *a, int count, double **block)
 {
     return kr_dev_zeros(a->ctx, (size_t)count * (size_t)a->n, block);
+}
+
+int kr_solver_converged(const kr_solve_args *a, double rnorm)
+{
+    return rnorm <= a->opt->atol || rnorm <= a->opt->rtol * a->bnorm;
 }

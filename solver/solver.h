@@ -42,6 +42,12 @@ extern const kr_solver_ops kr_bicgstab_ops;
 kr_reason kr_solver_check(kr_solve_args *a, kr_result *res, int it,
                           double rnorm);
 
+/* 1 when rnorm meets the tolerance, max(rtol*||b||, atol). */
+int kr_solver_converged(const kr_solve_args *a, double rnorm);
+
+/* ||x||_2 through the backend's fused dots. */
+kr_status kr_norm2(kr_ctx *ctx, int32_t n, const double *x, double *nrm);
+
 /* Shorthands for the backend kernels on arrays of length n. */
 kr_status kr_spmv(const kr_solve_args *a, double alpha, const double *x,
                   double beta, double *y);
