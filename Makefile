@@ -61,7 +61,7 @@ EXAMPLES   := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.
 CHECK_LIBS  = $(patsubst -lsubunit,-l:libsubunit.a,$(shell pkg-config --libs --static check 2>/dev/null))
 CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null)
 
-.PHONY: all lib test demo bench format clean deps
+.PHONY: all lib test test-build demo bench format clean deps
 all: $(BUILD)/libkrylov.a $(BUILD)/libkrylov.so $(BUILD)/krylov $(EXAMPLES)
 lib: $(BUILD)/libkrylov.a $(BUILD)/libkrylov.so
 
@@ -96,8 +96,12 @@ $(BUILD)/test/%: test/%.c $(TESTUTIL) $(BUILD)/libkrylov.a
 deps:
 	@sh test/deps.sh
 
+# Builds the test programs without running them (e.g. to carry them to the
+# GPU machine, which has no Check: they link it statically).
+test-build: all $(TEST_BIN)
+
 test: deps
-	@$(MAKE) --no-print-directory all $(TEST_BIN)
+	@$(MAKE) --no-print-directory test-build
 	@sh test/run_tests.sh $(BUILD) $(TEST_BIN)
 
 demo: $(BUILD)/krylov

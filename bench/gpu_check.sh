@@ -25,11 +25,11 @@ make demo >"$OUT/demo.txt" 2>&1
 echo "demo exit $?"
 cat "$OUT/demo.txt" | tail -n 25
 
-echo "== solves, CPU (16 threads) vs GPU"
+echo "== solves, CPU (16 threads) vs GPU: poisson3d:100, Jacobi"
+summary='import json,sys; r=json.load(sys.stdin); print("%-8s %-40s its %5d %-15s true_rel %.2e setup %.4fs solve %.4fs per_it %.3fms" % (r["method"], r["device"], r["iterations"], r["reason"], r["true_relative_residual"], r["setup_seconds"], r["solve_seconds"], 1e3*r["seconds_per_iteration"]))'
 for dev in cpu cuda; do
     for m in cg bicgstab idr gmres; do
-        build/krylov solve --gen poisson3d:128 --method $m --precond jacobi \
-            --device $dev --json >"$OUT/solve-$dev-$m.json" 2>&1
-        echo "$dev $m exit $?: $(cat "$OUT/solve-$dev-$m.json" | head -c 600)"
+        build/krylov solve --gen poisson3d:100 --method $m --precond jacobi \
+            --maxit 3000 --device $dev --json 2>&1 | python3 -c "$summary"
     done
 done | tee "$OUT/solves.txt"

@@ -87,8 +87,9 @@ static kr_status csr_gpu_apply(kr_ctx *ctx, void *impl, double alpha,
 {
     csr_gpu *m = (csr_gpu *)impl;
     if (m->nrows == 0) return KR_OK;
-    if (m->ncols == 0 || m->nnz == 0) /* cuSPARSE needs no special case, */
-        return ctx->ops->axpby(ctx, m->nrows, 0.0, y, beta, y); /* we do */
+    if (m->ncols == 0 || m->nnz == 0) /* y = beta*y; beta = 0 overwrites */
+        return beta == 0.0 ? ctx->ops->fill(ctx, m->nrows, 0.0, y)
+                           : ctx->ops->axpby(ctx, m->nrows, beta, y, 0.0, y);
     KR_CUSPARSE_TRY(ctx, cusparseDnVecSetValues(m->x, (void *)x));
     KR_CUSPARSE_TRY(ctx, cusparseDnVecSetValues(m->y, y));
     KR_CUSPARSE_TRY(ctx, cusparseSpMV(kr_cuda(ctx)->cusparse,
