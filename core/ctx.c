@@ -16,8 +16,9 @@ static void set_cpu(kr_ctx *ctx)
 {
     ctx->device = KR_DEVICE_CPU;
     ctx->ops = kr_cpu_backend();
-    snprintf(ctx->device_name, sizeof ctx->device_name, "cpu (%d threads)",
-             kr_ctx_threads(ctx));
+    int t = kr_ctx_threads(ctx);
+    snprintf(ctx->device_name, sizeof ctx->device_name, "cpu (%d thread%s)",
+             t, t == 1 ? "" : "s");
 }
 
 kr_status kr_ctx_create(kr_ctx **out, kr_device want)
