@@ -469,6 +469,22 @@ static const bad_file bad_files[] = {
     {"word.mtx", MM "2 2 2\n1 1 1\n2 2 x\n", ":4"},
     {"size.mtx", MM "2 2\n1 1 1\n", ":2"},
     {"nonsquare.mtx", MM "2 3 2\n1 1 1\n2 2 1\n", ": the matrix is 2 x 3"},
+    {"fields.mtx", MM "2 2 2\n1 1 1 5\n2 2 1\n", ":3"},
+    {"fields2.mtx", MM "2 2 2\n1 1\n2 2 1\n", ":3"},
+    {"zero.mtx", MM "2 2 2\n0 1 1\n2 2 1\n", ":3"},
+    {"negative.mtx", MM "2 2 2\n-1 1 1\n2 2 1\n", ":3"},
+    {"extra.mtx", MM "2 2 1\n1 1 1\n2 2 1\n", ":4"},
+    {"inf.mtx", MM "2 2 2\n1 1 inf\n2 2 1\n", ":3"},
+    {"index.mtx", MM "2 2 2\n1 a 1\n2 2 1\n", ":3"},
+    {"overflow.mtx", MM "3000000000 3000000000 1\n1 1 1\n", ":2"},
+    {"absurd.mtx", MM "10 10 1000000000\n1 1 1\n", ":2"},
+    {"nosize.mtx", MM "% only a comment\n", ":"},
+    {"complex.mtx",
+     "%%MatrixMarket matrix coordinate complex general\n2 2 1\n1 1 1 0\n",
+     ":1"},
+    {"skewdiag.mtx",
+     "%%MatrixMarket matrix coordinate real skew-symmetric\n2 2 1\n1 1 1\n",
+     ":3"},
 };
 
 /* Bad input: exit 3, the message names file and line, no output left. */
