@@ -3,7 +3,8 @@
  * neighbours -1, lexicographic order), b = A*ones, x0 = 0, stopping on the
  * unpreconditioned residual relative to ||b||, as krylov does.
  * Usage: petsc_poisson N [-ksp_type cg|bcgs|gmres] [-pc_type jacobi] ...
- * Prints one line: "petsc <ksp> <pc> n=<n> its=<k> solve_s=<t> per_it_ms=<t>". */
+ * Prints one line: "petsc <ksp> <pc> n=<n> its=<k> solve_s=<t> per_it_ms=<t>".
+ */
 #include <petscksp.h>
 #include <stdlib.h>
 

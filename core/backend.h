@@ -9,10 +9,10 @@
 #ifndef KR_CORE_BACKEND_H
 #define KR_CORE_BACKEND_H
 
+#include "krylov.h"
+
 #include <stddef.h>
 #include <stdint.h>
-
-#include "krylov.h"
 
 #ifdef __cplusplus
 extern "C" {

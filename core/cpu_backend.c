@@ -50,8 +50,7 @@ static void cpu_release(kr_ctx *ctx, void *p)
     free(p);
 }
 
-static kr_status cpu_copy(kr_ctx *ctx, void *dst, const void *src,
-                          size_t bytes)
+static kr_status cpu_copy(kr_ctx *ctx, void *dst, const void *src, size_t bytes)
 {
     (void)ctx;
     if (bytes) memmove(dst, src, bytes);
@@ -61,7 +60,8 @@ static kr_status cpu_copy(kr_ctx *ctx, void *dst, const void *src,
 static kr_status cpu_fill(kr_ctx *ctx, int32_t n, double a, double *x)
 {
 #pragma omp parallel for schedule(static) num_threads(nthreads(ctx, n))
-    for (int32_t i = 0; i < n; i++) x[i] = a;
+    for (int32_t i = 0; i < n; i++)
+        x[i] = a;
     return KR_OK;
 }
 
@@ -70,24 +70,27 @@ static kr_status cpu_axpby(kr_ctx *ctx, int32_t n, double a, const double *x,
 {
     if (b == 0.0) {
 #pragma omp parallel for schedule(static) num_threads(nthreads(ctx, n))
-        for (int32_t i = 0; i < n; i++) y[i] = a * x[i];
+        for (int32_t i = 0; i < n; i++)
+            y[i] = a * x[i];
     } else {
 #pragma omp parallel for schedule(static) num_threads(nthreads(ctx, n))
-        for (int32_t i = 0; i < n; i++) y[i] = a * x[i] + b * y[i];
+        for (int32_t i = 0; i < n; i++)
+            y[i] = a * x[i] + b * y[i];
     }
     return KR_OK;
 }
 
-static kr_status cpu_axpbypcz(kr_ctx *ctx, int32_t n, double a,
-                              const double *x, double b, const double *y,
-                              double c, double *z)
+static kr_status cpu_axpbypcz(kr_ctx *ctx, int32_t n, double a, const double *x,
+                              double b, const double *y, double c, double *z)
 {
     if (c == 0.0) {
 #pragma omp parallel for schedule(static) num_threads(nthreads(ctx, n))
-        for (int32_t i = 0; i < n; i++) z[i] = a * x[i] + b * y[i];
+        for (int32_t i = 0; i < n; i++)
+            z[i] = a * x[i] + b * y[i];
     } else {
 #pragma omp parallel for schedule(static) num_threads(nthreads(ctx, n))
-        for (int32_t i = 0; i < n; i++) z[i] = a * x[i] + b * y[i] + c * z[i];
+        for (int32_t i = 0; i < n; i++)
+            z[i] = a * x[i] + b * y[i] + c * z[i];
     }
     return KR_OK;
 }
@@ -107,7 +110,8 @@ static kr_status cpu_pointwise_mult(kr_ctx *ctx, int32_t n, const double *d,
                                     const double *x, double *y)
 {
 #pragma omp parallel for schedule(static) num_threads(nthreads(ctx, n))
-    for (int32_t i = 0; i < n; i++) y[i] = d[i] * x[i];
+    for (int32_t i = 0; i < n; i++)
+        y[i] = d[i] * x[i];
     return KR_OK;
 }
 
@@ -125,7 +129,8 @@ static double dot_range(int32_t lo, int32_t hi, const double *x,
         s2 += x[i + 2] * y[i + 2];
         s3 += x[i + 3] * y[i + 3];
     }
-    for (; i < hi; i++) s0 += x[i] * y[i];
+    for (; i < hi; i++)
+        s0 += x[i] * y[i];
     return (s0 + s1) + (s2 + s3);
 }
 
@@ -135,23 +140,24 @@ static void dots_range(int32_t lo, int32_t hi, int k, const double *const *x,
                        const double *const *y, double *out)
 {
     enum { CHUNK = 2048 };
-    for (int j = 0; j < k; j++) out[j] = 0.0;
+    for (int j = 0; j < k; j++)
+        out[j] = 0.0;
     for (int32_t c = lo; c < hi; c += CHUNK) {
         int32_t e = hi - c < CHUNK ? hi : c + CHUNK;
-        for (int j = 0; j < k; j++) out[j] += dot_range(c, e, x[j], y[j]);
+        for (int j = 0; j < k; j++)
+            out[j] += dot_range(c, e, x[j], y[j]);
     }
 }
 
-static kr_status cpu_dots(kr_ctx *ctx, int32_t n, int k,
-                          const double *const *x, const double *const *y,
-                          double *out)
+static kr_status cpu_dots(kr_ctx *ctx, int32_t n, int k, const double *const *x,
+                          const double *const *y, double *out)
 {
     if (k < 1 || k > KR_MAX_DOTS)
         return kr_fail(ctx, KR_ERR_ARG, "dots: k = %d outside 1..%d", k,
                        KR_MAX_DOTS);
     double part[KR_MAX_THREADS][KR_MAX_DOTS];
     int used = 1;
-#pragma omp parallel num_threads(nthreads(ctx, (int64_t)n * k))
+#pragma omp parallel num_threads(nthreads(ctx, (int64_t)n *k))
     {
         int t = KR_TID(), T = KR_NT();
         KR_RANGE(n, t, T, lo, hi);
@@ -160,7 +166,8 @@ static kr_status cpu_dots(kr_ctx *ctx, int32_t n, int k,
     }
     for (int j = 0; j < k; j++) {
         double s = 0.0;
-        for (int t = 0; t < used; t++) s += part[t][j];
+        for (int t = 0; t < used; t++)
+            s += part[t][j];
         out[j] = s;
     }
     return KR_OK;
@@ -176,7 +183,7 @@ static kr_status cpu_gemv_t(kr_ctx *ctx, int32_t n, int k, const double *V,
     }
     double(*part)[MAXK] = (double(*)[MAXK])ctx->scratch;
     int used = 1;
-#pragma omp parallel num_threads(nthreads(ctx, (int64_t)n * k))
+#pragma omp parallel num_threads(nthreads(ctx, (int64_t)n *k))
     {
         int t = KR_TID(), T = KR_NT();
         KR_RANGE(n, t, T, lo, hi);
@@ -186,7 +193,8 @@ static kr_status cpu_gemv_t(kr_ctx *ctx, int32_t n, int k, const double *V,
     }
     for (int j = 0; j < k; j++) {
         double s = 0.0;
-        for (int t = 0; t < used; t++) s += part[t][j];
+        for (int t = 0; t < used; t++)
+            s += part[t][j];
         h[j] = s;
     }
     return KR_OK;
@@ -196,10 +204,12 @@ static kr_status cpu_gemv_n(kr_ctx *ctx, int32_t n, int k, const double *V,
                             int64_t ld, const double *h, double alpha,
                             double *w)
 {
-#pragma omp parallel for schedule(static) num_threads(nthreads(ctx, (int64_t)n * k))
+#pragma omp parallel for schedule(static)                                      \
+    num_threads(nthreads(ctx, (int64_t)n *k))
     for (int32_t i = 0; i < n; i++) {
         double s = 0.0;
-        for (int j = 0; j < k; j++) s += V[i + j * ld] * h[j];
+        for (int j = 0; j < k; j++)
+            s += V[i + j * ld] * h[j];
         w[i] += alpha * s;
     }
     return KR_OK;

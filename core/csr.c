@@ -1,9 +1,9 @@
 /* Host CSR: allocation, validation, the reference mat-vec, row statistics. */
+#include "core/error.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "core/error.h"
 
 kr_status kr_csr_alloc(kr_ctx *ctx, int32_t nrows, int32_t ncols, int32_t nnz,
                        kr_csr *A)
@@ -68,8 +68,9 @@ static kr_status check_row(kr_ctx *ctx, const kr_csr *A, int32_t i)
 kr_status kr_csr_check(kr_ctx *ctx, const kr_csr *A)
 {
     if (!A || A->nrows < 0 || A->ncols < 0 || A->nnz < 0)
-        return kr_fail(ctx, KR_ERR_ARG, "CSR matrix is NULL or has a negative "
-                                        "size");
+        return kr_fail(ctx, KR_ERR_ARG,
+                       "CSR matrix is NULL or has a negative "
+                       "size");
     if (!A->rowptr || (A->nnz > 0 && (!A->colind || !A->val)))
         return kr_fail(ctx, KR_ERR_ARG, "CSR matrix has NULL arrays");
     if (A->rowptr[0] != 0 || A->rowptr[A->nrows] != A->nnz)
@@ -77,7 +78,8 @@ kr_status kr_csr_check(kr_ctx *ctx, const kr_csr *A)
                        "CSR row pointers start at %d and end at %d; expected "
                        "0 and nnz = %d",
                        A->rowptr[0], A->rowptr[A->nrows], A->nnz);
-    for (int32_t i = 0; i < A->nrows; i++) KR_TRY(check_row(ctx, A, i));
+    for (int32_t i = 0; i < A->nrows; i++)
+        KR_TRY(check_row(ctx, A, i));
     return KR_OK;
 }
 

@@ -17,8 +17,8 @@ static void set_cpu(kr_ctx *ctx)
     ctx->device = KR_DEVICE_CPU;
     ctx->ops = kr_cpu_backend();
     int t = kr_ctx_threads(ctx);
-    snprintf(ctx->device_name, sizeof ctx->device_name, "cpu (%d thread%s)",
-             t, t == 1 ? "" : "s");
+    snprintf(ctx->device_name, sizeof ctx->device_name, "cpu (%d thread%s)", t,
+             t == 1 ? "" : "s");
 }
 
 kr_status kr_ctx_create(kr_ctx **out, kr_device want)
@@ -68,8 +68,7 @@ kr_status kr_ctx_set_threads(kr_ctx *ctx, int threads)
 {
     if (!ctx) return KR_ERR_ARG;
     if (threads < 0)
-        return kr_fail(ctx, KR_ERR_ARG, "thread count %d is negative",
-                       threads);
+        return kr_fail(ctx, KR_ERR_ARG, "thread count %d is negative", threads);
     ctx->threads = threads;
     if (ctx->device == KR_DEVICE_CPU) set_cpu(ctx);
     return KR_OK;

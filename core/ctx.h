@@ -14,12 +14,12 @@ extern "C" {
 #define KR_SCRATCH (256 * 64)
 
 struct kr_ctx {
-    kr_device device;           /* KR_DEVICE_CPU or KR_DEVICE_CUDA, resolved */
-    const kr_backend_ops *ops;  /* the kernels of that device                */
-    void *backend;              /* backend state (CUDA handles), or NULL     */
-    int threads;                /* CPU threads, 0 = OpenMP default           */
-    double *scratch;            /* KR_SCRATCH doubles of host memory for the
-                                   partial sums of CPU reductions            */
+    kr_device device;          /* KR_DEVICE_CPU or KR_DEVICE_CUDA, resolved */
+    const kr_backend_ops *ops; /* the kernels of that device                */
+    void *backend;             /* backend state (CUDA handles), or NULL     */
+    int threads;               /* CPU threads, 0 = OpenMP default           */
+    double *scratch;           /* KR_SCRATCH doubles of host memory for the
+                                  partial sums of CPU reductions            */
     char device_name[128];
     char error[KR_MSG_LEN];
     char note[KR_MSG_LEN];

@@ -4,12 +4,12 @@
 #ifndef KR_CORE_CUDA_H
 #define KR_CORE_CUDA_H
 
+#include "core/ctx.h"
+#include "core/error.h"
+
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cusparse.h>
-
-#include "core/ctx.h"
-#include "core/error.h"
 
 /* Device doubles for reduction partial sums and small results. */
 #define KR_CUDA_SCRATCH (64 * 1024)

@@ -3,11 +3,11 @@
  * that depends only on n, and the final sums run in a fixed order, so a
  * result is the same on every run for the same n. Only the reduced scalars
  * cross to the host. */
+#include "core/cuda.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "core/cuda.h"
 
 #define BLOCK 256
 #define MAX_RED_BLOCKS 1024
@@ -57,7 +57,8 @@ static kr_status cu_download(kr_ctx *ctx, void *dst, const void *src,
                              size_t bytes)
 {
     cudaStream_t s = kr_cuda(ctx)->stream;
-    KR_CUDA_TRY(ctx, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s));
+    KR_CUDA_TRY(ctx,
+                cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s));
     KR_CUDA_TRY(ctx, cudaStreamSynchronize(s));
     return KR_OK;
 }
@@ -169,7 +170,8 @@ struct dot_args {
 /* Sum of v over the block, in a fixed order; valid in thread 0. */
 __device__ double block_sum(double v, double *shared)
 {
-    for (int off = 16; off > 0; off /= 2) v += __shfl_down_sync(~0u, v, off);
+    for (int off = 16; off > 0; off /= 2)
+        v += __shfl_down_sync(~0u, v, off);
     int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     if (lane == 0) shared[warp] = v;
     __syncthreads();
@@ -188,10 +190,12 @@ __global__ void k_dots_partial(int32_t n, dot_args a, double *partial)
 {
     __shared__ double sh[BLOCK / 32];
     double s[K];
-    for (int j = 0; j < K; j++) s[j] = 0.0;
+    for (int j = 0; j < K; j++)
+        s[j] = 0.0;
     GRID_STRIDE(i, n)
     {
-        for (int j = 0; j < K; j++) s[j] += a.x[j][i] * a.y[j][i];
+        for (int j = 0; j < K; j++)
+            s[j] += a.x[j][i] * a.y[j][i];
     }
     for (int j = 0; j < K; j++) {
         double t = block_sum(s[j], sh);
@@ -237,10 +241,18 @@ static kr_status cu_dots(kr_ctx *ctx, int32_t n, int k, const double *const *x,
     if (nb > MAX_RED_BLOCKS) nb = MAX_RED_BLOCKS;
     double *partial = st->d_scratch + KR_MAX_DOTS;
     switch (k) {
-    case 1: k_dots_partial<1><<<nb, BLOCK, 0, st->stream>>>(n, a, partial); break;
-    case 2: k_dots_partial<2><<<nb, BLOCK, 0, st->stream>>>(n, a, partial); break;
-    case 3: k_dots_partial<3><<<nb, BLOCK, 0, st->stream>>>(n, a, partial); break;
-    default: k_dots_partial<4><<<nb, BLOCK, 0, st->stream>>>(n, a, partial); break;
+    case 1:
+        k_dots_partial<1><<<nb, BLOCK, 0, st->stream>>>(n, a, partial);
+        break;
+    case 2:
+        k_dots_partial<2><<<nb, BLOCK, 0, st->stream>>>(n, a, partial);
+        break;
+    case 3:
+        k_dots_partial<3><<<nb, BLOCK, 0, st->stream>>>(n, a, partial);
+        break;
+    default:
+        k_dots_partial<4><<<nb, BLOCK, 0, st->stream>>>(n, a, partial);
+        break;
     }
     KR_LAUNCH_CHECK(ctx);
     k_dots_final<<<k, BLOCK, 0, st->stream>>>(nb, partial, st->d_scratch);
@@ -314,8 +326,7 @@ static kr_status probe_device(kr_ctx *ctx, cudaDeviceProp *prop)
         return kr_fail(ctx, KR_ERR_DEVICE, "CUDA found no usable GPU: %s",
                        cudaGetErrorString(e));
     }
-    if (count == 0)
-        return kr_fail(ctx, KR_ERR_DEVICE, "CUDA found no GPU");
+    if (count == 0) return kr_fail(ctx, KR_ERR_DEVICE, "CUDA found no GPU");
     KR_CUDA_TRY(ctx, cudaGetDeviceProperties(prop, 0));
     if (prop->major < 9)
         return kr_fail(ctx, KR_ERR_DEVICE,
@@ -329,8 +340,8 @@ static kr_status probe_device(kr_ctx *ctx, cudaDeviceProp *prop)
 
 static kr_status create_handles(kr_ctx *ctx, kr_cuda_state *st)
 {
-    KR_CUDA_TRY(ctx, cudaStreamCreateWithFlags(&st->stream,
-                                               cudaStreamNonBlocking));
+    KR_CUDA_TRY(ctx,
+                cudaStreamCreateWithFlags(&st->stream, cudaStreamNonBlocking));
     KR_CUBLAS_TRY(ctx, cublasCreate(&st->cublas));
     KR_CUBLAS_TRY(ctx, cublasSetStream(st->cublas, st->stream));
     KR_CUSPARSE_TRY(ctx, cusparseCreate(&st->cusparse));

@@ -1,11 +1,11 @@
 /* Status names and the context's message buffer. */
 #include "core/error.h"
 
+#include "core/ctx.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-#include "core/ctx.h"
 
 const char *kr_status_name(kr_status s)
 {

@@ -3,9 +3,9 @@
 #ifndef KR_CORE_ERROR_H
 #define KR_CORE_ERROR_H
 
-#include <stddef.h>
-
 #include "krylov.h"
+
+#include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {

@@ -1,9 +1,9 @@
 /* Public vector handles over backend memory. */
 #include "core/vec.h"
 
-#include <stdlib.h>
-
 #include "core/error.h"
+
+#include <stdlib.h>
 
 kr_status kr_dev_zeros(kr_ctx *ctx, size_t count, double **p)
 {

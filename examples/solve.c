@@ -1,10 +1,10 @@
 /* Solves A x = A*ones with IDR(4) + Jacobi and prints what happened.
  * Build: cc solve.c -Iinclude build/libkrylov.a -lz -lm -fopenmp (see README)
  * Usage: solve A.mtx */
+#include "krylov.h"
+
 #include <stdio.h>
 #include <stdlib.h>
-
-#include "krylov.h"
 
 int main(int argc, char **argv)
 {
@@ -30,8 +30,8 @@ int main(int argc, char **argv)
                argv[1], kr_reason_name(res.reason), res.iterations,
                res.true_rnorm / res.bnorm, kr_ctx_device_name(ctx));
     else
-        fprintf(stderr, "error: %s\n", argc != 2 ? "usage: solve A.mtx"
-                                                 : kr_ctx_error(ctx));
+        fprintf(stderr, "error: %s\n",
+                argc != 2 ? "usage: solve A.mtx" : kr_ctx_error(ctx));
     kr_vec_destroy(b), kr_vec_destroy(x), kr_precond_destroy(P);
     kr_matrix_destroy(M), kr_csr_free(&A), kr_ctx_destroy(ctx);
     return st != KR_OK ? 2 : res.reason > 0 ? 0 : 1;

@@ -1,12 +1,12 @@
 /* Scalar Jacobi, z = D^{-1} r. The inverse diagonal is formed on the host
  * once and applied by the backend's pointwise product, so it runs on every
  * backend unchanged. */
-#include <math.h>
-#include <stdlib.h>
-
 #include "core/error.h"
 #include "core/vec.h"
 #include "precond/precond.h"
+
+#include <math.h>
+#include <stdlib.h>
 
 /* d[i] = 1 / a_ii, or the failing row's index in *bad_row. */
 static kr_status invert_diagonal(kr_ctx *ctx, const kr_csr *A, double *d)
@@ -28,8 +28,10 @@ static kr_status invert_diagonal(kr_ctx *ctx, const kr_csr *A, double *d)
 static kr_status jacobi_build(kr_ctx *ctx, const kr_csr *A, void **impl)
 {
     if (A->nrows != A->ncols)
-        return kr_fail(ctx, KR_ERR_ARG, "jacobi: matrix is %d x %d, not "
-                                        "square", A->nrows, A->ncols);
+        return kr_fail(ctx, KR_ERR_ARG,
+                       "jacobi: matrix is %d x %d, not "
+                       "square",
+                       A->nrows, A->ncols);
     double *d = malloc(((size_t)A->nrows + 1) * sizeof *d);
     if (!d) return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
     kr_status st = invert_diagonal(ctx, A, d);

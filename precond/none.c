@@ -10,8 +10,8 @@ static kr_status none_build(kr_ctx *ctx, const kr_csr *A, void **impl)
     return KR_OK;
 }
 
-static kr_status none_apply(kr_ctx *ctx, void *impl, int32_t n,
-                            const double *r, double *z)
+static kr_status none_apply(kr_ctx *ctx, void *impl, int32_t n, const double *r,
+                            double *z)
 {
     (void)impl;
     return ctx->ops->copy(ctx, z, r, (size_t)n * sizeof(double));

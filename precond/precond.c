@@ -1,10 +1,11 @@
 /* The public preconditioner handle and the registry of preconditioners. */
-#include <stdlib.h>
-#include <string.h>
+#include "precond/precond.h"
 
 #include "core/error.h"
 #include "core/vec.h"
-#include "precond/precond.h"
+
+#include <stdlib.h>
+#include <string.h>
 
 static const kr_precond_ops *const preconds[] = {
     &kr_precond_none_ops,
@@ -23,7 +24,8 @@ const kr_precond_ops *kr_precond_find(const char *name)
 const char *const *kr_precond_names(void)
 {
     static const char *names[NPRECONDS + 1];
-    for (size_t i = 0; i < NPRECONDS; i++) names[i] = preconds[i]->name;
+    for (size_t i = 0; i < NPRECONDS; i++)
+        names[i] = preconds[i]->name;
     names[NPRECONDS] = NULL;
     return names;
 }
@@ -31,7 +33,8 @@ const char *const *kr_precond_names(void)
 kr_status kr_precond_create(kr_ctx *ctx, const kr_csr *A, const char *name,
                             kr_precond **out)
 {
-    if (!ctx || !A || !out) return kr_fail(ctx, KR_ERR_ARG, "kr_precond_create: NULL argument");
+    if (!ctx || !A || !out)
+        return kr_fail(ctx, KR_ERR_ARG, "kr_precond_create: NULL argument");
     *out = NULL;
     const kr_precond_ops *ops = kr_precond_find(name);
     if (!ops) {

@@ -2,10 +2,10 @@
  * One iteration: q = A p; alpha = rho / (p.q); x += alpha p, r -= alpha q
  * (one pass); z = M^-1 r; rho' = r.z and ||r||^2 together (one pass);
  * p = z + (rho'/rho) p. The residual tested is the unpreconditioned r. */
-#include <math.h>
-
 #include "core/error.h"
 #include "solver/solver.h"
+
+#include <math.h>
 
 enum { R, Z, P, Q, NWORK };
 

@@ -29,8 +29,9 @@ const char *kr_reason_text(kr_reason r)
         return "the Krylov space contains the exact solution";
     case KR_CONVERGED_ZERO_RHS: return "b = 0, so x = 0";
     case KR_DIVERGED_ITS: return "maximum number of iterations reached";
-    case KR_DIVERGED_DTOL: return "residual norm grew above dtol times its "
-                                  "start";
+    case KR_DIVERGED_DTOL:
+        return "residual norm grew above dtol times its "
+               "start";
     case KR_DIVERGED_BREAKDOWN: return "breakdown: a zero inner product";
     case KR_DIVERGED_INDEFINITE_PC:
         return "the preconditioner is not positive definite (CG)";

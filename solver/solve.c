@@ -1,12 +1,12 @@
 /* kr_solve: checks the arguments, handles b = 0, runs the method chosen by
  * name, and recomputes the true residual once at the end. Also the stopping
  * test every method shares. */
+#include "core/error.h"
+#include "solver/solver.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "core/error.h"
-#include "solver/solver.h"
 
 static const kr_solver_ops *const solvers[] = {
     &kr_cg_ops,
@@ -27,7 +27,8 @@ const kr_solver_ops *kr_solver_find(const char *name)
 const char *const *kr_method_names(void)
 {
     static const char *names[NSOLVERS + 1];
-    for (size_t i = 0; i < NSOLVERS; i++) names[i] = solvers[i]->name;
+    for (size_t i = 0; i < NSOLVERS; i++)
+        names[i] = solvers[i]->name;
     names[NSOLVERS] = NULL;
     return names;
 }
@@ -71,11 +72,13 @@ static kr_status check_args(kr_ctx *ctx, kr_matrix *A, kr_precond *P,
                             const kr_vec *b, kr_vec *x)
 {
     if (!A || !P || !b || !x)
-        return kr_fail(ctx, KR_ERR_ARG, "kr_solve: NULL matrix, "
-                                        "preconditioner or vector");
+        return kr_fail(ctx, KR_ERR_ARG,
+                       "kr_solve: NULL matrix, "
+                       "preconditioner or vector");
     if (A->nrows != A->ncols)
-        return kr_fail(ctx, KR_ERR_ARG, "cannot solve with a %d x %d matrix: "
-                                        "it is not square",
+        return kr_fail(ctx, KR_ERR_ARG,
+                       "cannot solve with a %d x %d matrix: "
+                       "it is not square",
                        A->nrows, A->ncols);
     if (b->n != A->nrows || x->n != A->nrows || P->n != A->nrows)
         return kr_fail(ctx, KR_ERR_ARG,
@@ -83,8 +86,9 @@ static kr_status check_args(kr_ctx *ctx, kr_matrix *A, kr_precond *P,
                        "preconditioner is for %d",
                        A->nrows, b->n, x->n, P->n);
     if (A->ctx != ctx || P->ctx != ctx || b->ctx != ctx || x->ctx != ctx)
-        return kr_fail(ctx, KR_ERR_ARG, "kr_solve: objects from another "
-                                        "context");
+        return kr_fail(ctx, KR_ERR_ARG,
+                       "kr_solve: objects from another "
+                       "context");
     return KR_OK;
 }
 
@@ -122,8 +126,9 @@ static kr_status run(kr_solve_args *a, const kr_solver_ops *method,
         return KR_OK;
     }
     if (!isfinite(a->bnorm))
-        return kr_fail(a->ctx, KR_ERR_FORMAT, "right-hand side contains NaN "
-                                              "or Inf");
+        return kr_fail(a->ctx, KR_ERR_FORMAT,
+                       "right-hand side contains NaN "
+                       "or Inf");
     KR_TRY(method->solve(a, res));
     return true_residual(a, &res->true_rnorm);
 }
@@ -149,11 +154,18 @@ kr_status kr_solve(kr_ctx *ctx, kr_matrix *A, kr_precond *P, const kr_vec *b,
     }
     if (opt->keep_history) {
         res->history = malloc(((size_t)opt->maxit + 2) * sizeof(double));
-        if (!res->history) return kr_fail(ctx, KR_ERR_NOMEM, "out of memory "
-                                                             "for the history");
+        if (!res->history)
+            return kr_fail(ctx, KR_ERR_NOMEM,
+                           "out of memory "
+                           "for the history");
     }
-    kr_solve_args a = {.ctx = ctx, .A = A, .P = P, .b = b->data, .x = x->data,
-                       .n = A->nrows, .opt = opt};
+    kr_solve_args a = {.ctx = ctx,
+                       .A = A,
+                       .P = P,
+                       .b = b->data,
+                       .x = x->data,
+                       .n = A->nrows,
+                       .opt = opt};
     double t0 = kr_wtime();
     kr_status st = run(&a, method, res);
     res->solve_seconds = kr_wtime() - t0;

@@ -1,12 +1,12 @@
 /* CSR on the CPU: the row loop every other format is checked against.
  * Rows are split statically over threads; each y[i] is one sequential sum,
  * so the result does not depend on the thread count. */
-#include <stdlib.h>
-#include <string.h>
-
 #include "core/error.h"
 #include "core/vec.h"
 #include "spmv/format.h"
+
+#include <stdlib.h>
+#include <string.h>
 
 typedef struct csr_impl {
     kr_csr A; /* host copy (the CPU backend's memory is host memory) */

@@ -1,11 +1,11 @@
 /* CSR on the GPU through cuSPARSE's generic SpMV: the baseline every other
  * format is measured against. Descriptors and the work buffer are made in
  * build; apply only points the vector descriptors at x and y. */
-#include <stdlib.h>
-
 #include "core/cuda.h"
 #include "core/vec.h"
 #include "spmv/format.h"
+
+#include <stdlib.h>
 
 typedef struct csr_gpu {
     int32_t nrows, ncols, nnz;
@@ -39,29 +39,28 @@ static kr_status upload(kr_ctx *ctx, csr_gpu *m, const kr_csr *A)
                              (void **)&m->rowptr));
     KR_TRY(kr_dev_upload_new(ctx, A->colind, (size_t)A->nnz * 4,
                              (void **)&m->colind));
-    KR_TRY(kr_dev_upload_new(ctx, A->val, (size_t)A->nnz * 8,
-                             (void **)&m->val));
+    KR_TRY(
+        kr_dev_upload_new(ctx, A->val, (size_t)A->nnz * 8, (void **)&m->val));
     return KR_OK;
 }
 
 static kr_status describe(kr_ctx *ctx, csr_gpu *m)
 {
-    KR_CUSPARSE_TRY(ctx, cusparseCreateCsr(&m->mat, m->nrows, m->ncols, m->nnz,
-                                           m->rowptr, m->colind, m->val,
-                                           CUSPARSE_INDEX_32I,
-                                           CUSPARSE_INDEX_32I,
-                                           CUSPARSE_INDEX_BASE_ZERO,
-                                           CUDA_R_64F));
+    KR_CUSPARSE_TRY(ctx,
+                    cusparseCreateCsr(&m->mat, m->nrows, m->ncols, m->nnz,
+                                      m->rowptr, m->colind, m->val,
+                                      CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                                      CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
     /* x and y point at the scratch until apply names the real vectors. */
     double *any = kr_cuda(ctx)->d_scratch;
     KR_CUSPARSE_TRY(ctx, cusparseCreateDnVec(&m->x, m->ncols, any, CUDA_R_64F));
     KR_CUSPARSE_TRY(ctx, cusparseCreateDnVec(&m->y, m->nrows, any, CUDA_R_64F));
     const double one = 1.0, zero = 0.0;
-    KR_CUSPARSE_TRY(ctx, cusparseSpMV_bufferSize(
-                             kr_cuda(ctx)->cusparse,
-                             CUSPARSE_OPERATION_NON_TRANSPOSE, &one, m->mat,
-                             m->x, &zero, m->y, CUDA_R_64F, SPMV_ALG,
-                             &m->buffer_bytes));
+    KR_CUSPARSE_TRY(
+        ctx, cusparseSpMV_bufferSize(kr_cuda(ctx)->cusparse,
+                                     CUSPARSE_OPERATION_NON_TRANSPOSE, &one,
+                                     m->mat, m->x, &zero, m->y, CUDA_R_64F,
+                                     SPMV_ALG, &m->buffer_bytes));
     return ctx->ops->alloc(ctx, &m->buffer, m->buffer_bytes);
 }
 

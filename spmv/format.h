@@ -23,8 +23,8 @@ typedef struct kr_format_ops {
 
 typedef struct kr_format_entry {
     const char *name;
-    const char *summary;           /* one line for --help              */
-    const kr_format_ops *cpu;      /* CPU implementation               */
+    const char *summary;                /* one line for --help              */
+    const kr_format_ops *cpu;           /* CPU implementation               */
     const kr_format_ops *(*cuda)(void); /* CUDA implementation or NULL */
 } kr_format_entry;
 

@@ -1,11 +1,11 @@
 /* The public matrix handle: picks the format's table for the context's
  * backend once, then every apply goes straight to it. */
-#include <stdlib.h>
-#include <string.h>
-
 #include "core/error.h"
 #include "core/vec.h"
 #include "spmv/format.h"
+
+#include <stdlib.h>
+#include <string.h>
 
 static kr_status unknown_format(kr_ctx *ctx, const char *format)
 {
@@ -20,7 +20,8 @@ static kr_status pick_ops(kr_ctx *ctx, const char *format,
 {
     const kr_format_entry *e = kr_format_find(format);
     if (!e) return unknown_format(ctx, format);
-    *ops = ctx->device == KR_DEVICE_CUDA ? (e->cuda ? e->cuda() : NULL) : e->cpu;
+    *ops =
+        ctx->device == KR_DEVICE_CUDA ? (e->cuda ? e->cuda() : NULL) : e->cpu;
     if (!*ops)
         return kr_fail(ctx, KR_ERR_UNSUPPORTED,
                        "format '%s' has no implementation on %s", format,
@@ -31,7 +32,8 @@ static kr_status pick_ops(kr_ctx *ctx, const char *format,
 kr_status kr_matrix_create(kr_ctx *ctx, const kr_csr *A, const char *format,
                            kr_matrix **out)
 {
-    if (!ctx || !A || !out) return kr_fail(ctx, KR_ERR_ARG, "kr_matrix_create: NULL argument");
+    if (!ctx || !A || !out)
+        return kr_fail(ctx, KR_ERR_ARG, "kr_matrix_create: NULL argument");
     *out = NULL;
     const kr_format_ops *ops;
     KR_TRY(pick_ops(ctx, format, &ops));

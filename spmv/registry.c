@@ -1,8 +1,8 @@
 /* The formats krylov knows, by name. Adding a format: its two files and one
  * line here. */
-#include <string.h>
-
 #include "spmv/format.h"
+
+#include <string.h>
 
 static const kr_format_entry formats[] = {
     {"csr", "compressed sparse rows (cuSPARSE on the GPU); the baseline",
@@ -21,7 +21,8 @@ const kr_format_entry *kr_format_find(const char *name)
 const char *const *kr_format_names(void)
 {
     static const char *names[NFORMATS + 1];
-    for (size_t i = 0; i < NFORMATS; i++) names[i] = formats[i].name;
+    for (size_t i = 0; i < NFORMATS; i++)
+        names[i] = formats[i].name;
     names[NFORMATS] = NULL;
     return names;
 }

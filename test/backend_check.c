@@ -1,25 +1,26 @@
 /* Backend kernels against plain host loops (see backend_check.h). */
 #include "backend_check.h"
 
+#include "core/vec.h"
+#include "testutil.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/vec.h"
-#include "testutil.h"
-
 typedef struct bufs {
     kr_ctx *ctx;
     int32_t n;
-    double *h[4];  /* host inputs                    */
-    double *d[4];  /* device copies of the inputs    */
-    double *out;   /* host result                    */
-    double *ref;   /* host reference                 */
+    double *h[4]; /* host inputs                    */
+    double *d[4]; /* device copies of the inputs    */
+    double *out;  /* host result                    */
+    double *ref;  /* host reference                 */
 } bufs;
 
 static void fill_random(double *x, int32_t n, uint64_t *s)
 {
-    for (int32_t i = 0; i < n; i++) x[i] = kt_rand_uniform(s);
+    for (int32_t i = 0; i < n; i++)
+        x[i] = kt_rand_uniform(s);
 }
 
 static void bufs_init(bufs *b, kr_ctx *ctx, int32_t n, uint64_t seed)
@@ -32,9 +33,9 @@ static void bufs_init(bufs *b, kr_ctx *ctx, int32_t n, uint64_t seed)
     for (int k = 0; k < 4; k++) {
         b->h[k] = malloc(bytes);
         fill_random(b->h[k], n, &s);
-        ck_assert_int_eq(kr_dev_upload_new(ctx, b->h[k], (size_t)n * 8,
-                                           (void **)&b->d[k]),
-                         KR_OK);
+        ck_assert_int_eq(
+            kr_dev_upload_new(ctx, b->h[k], (size_t)n * 8, (void **)&b->d[k]),
+            KR_OK);
     }
     b->out = malloc(bytes);
     b->ref = malloc(bytes);
@@ -56,17 +57,17 @@ static void reset(bufs *b, int k, int poison)
     if (poison) {
         ck_assert_int_eq(b->ctx->ops->fill(b->ctx, b->n, NAN, b->d[k]), KR_OK);
     } else {
-        ck_assert_int_eq(b->ctx->ops->upload(b->ctx, b->d[k], b->h[k],
-                                             (size_t)b->n * 8),
-                         KR_OK);
+        ck_assert_int_eq(
+            b->ctx->ops->upload(b->ctx, b->d[k], b->h[k], (size_t)b->n * 8),
+            KR_OK);
     }
 }
 
 static void expect(bufs *b, int k, double tol, const char *what)
 {
-    ck_assert_int_eq(b->ctx->ops->download(b->ctx, b->out, b->d[k],
-                                           (size_t)b->n * 8),
-                     KR_OK);
+    ck_assert_int_eq(
+        b->ctx->ops->download(b->ctx, b->out, b->d[k], (size_t)b->n * 8),
+        KR_OK);
     double d = kt_rel_diff(b->n, b->out, b->ref);
     ck_assert_msg(d <= tol, "%s, n = %d: relative difference %g > %g", what,
                   b->n, d, tol);
@@ -80,33 +81,38 @@ static void check_elementwise(bufs *b, double tol)
     /* axpby with beta = 0 must overwrite a poisoned y */
     reset(b, 3, 1);
     ck_assert_int_eq(op->axpby(b->ctx, n, 2.5, b->d[0], 0.0, b->d[3]), KR_OK);
-    for (int32_t i = 0; i < n; i++) b->ref[i] = 2.5 * h[0][i];
+    for (int32_t i = 0; i < n; i++)
+        b->ref[i] = 2.5 * h[0][i];
     expect(b, 3, tol, "axpby beta=0");
     reset(b, 3, 0);
     ck_assert_int_eq(op->axpby(b->ctx, n, -0.5, b->d[0], 1.5, b->d[3]), KR_OK);
-    for (int32_t i = 0; i < n; i++) b->ref[i] = -0.5 * h[0][i] + 1.5 * h[3][i];
+    for (int32_t i = 0; i < n; i++)
+        b->ref[i] = -0.5 * h[0][i] + 1.5 * h[3][i];
     expect(b, 3, tol, "axpby");
     reset(b, 3, 1);
-    ck_assert_int_eq(op->axpbypcz(b->ctx, n, 1.0, b->d[0], -2.0, b->d[1], 0.0,
-                                  b->d[3]),
-                     KR_OK);
-    for (int32_t i = 0; i < n; i++) b->ref[i] = h[0][i] - 2.0 * h[1][i];
+    ck_assert_int_eq(
+        op->axpbypcz(b->ctx, n, 1.0, b->d[0], -2.0, b->d[1], 0.0, b->d[3]),
+        KR_OK);
+    for (int32_t i = 0; i < n; i++)
+        b->ref[i] = h[0][i] - 2.0 * h[1][i];
     expect(b, 3, tol, "axpbypcz c=0");
     reset(b, 3, 0);
-    ck_assert_int_eq(op->axpbypcz(b->ctx, n, 1.0, b->d[0], -2.0, b->d[1], 0.25,
-                                  b->d[3]),
-                     KR_OK);
+    ck_assert_int_eq(
+        op->axpbypcz(b->ctx, n, 1.0, b->d[0], -2.0, b->d[1], 0.25, b->d[3]),
+        KR_OK);
     for (int32_t i = 0; i < n; i++)
         b->ref[i] = h[0][i] - 2.0 * h[1][i] + 0.25 * h[3][i];
     expect(b, 3, tol, "axpbypcz");
     reset(b, 1, 1);
     ck_assert_int_eq(op->pointwise_mult(b->ctx, n, b->d[0], b->d[2], b->d[1]),
                      KR_OK);
-    for (int32_t i = 0; i < n; i++) b->ref[i] = h[0][i] * h[2][i];
+    for (int32_t i = 0; i < n; i++)
+        b->ref[i] = h[0][i] * h[2][i];
     expect(b, 1, tol, "pointwise_mult");
     reset(b, 1, 1);
     ck_assert_int_eq(op->fill(b->ctx, n, 3.0, b->d[1]), KR_OK);
-    for (int32_t i = 0; i < n; i++) b->ref[i] = 3.0;
+    for (int32_t i = 0; i < n; i++)
+        b->ref[i] = 3.0;
     expect(b, 1, 0.0, "fill");
     reset(b, 1, 0);
 }
@@ -120,9 +126,11 @@ static void check_axpy2(bufs *b, double tol)
     ck_assert_int_eq(b->ctx->ops->axpy2(b->ctx, n, 0.75, b->d[0], b->d[1],
                                         -0.75, b->d[2], b->d[3]),
                      KR_OK);
-    for (int32_t i = 0; i < n; i++) b->ref[i] = h[1][i] + 0.75 * h[0][i];
+    for (int32_t i = 0; i < n; i++)
+        b->ref[i] = h[1][i] + 0.75 * h[0][i];
     expect(b, 1, tol, "axpy2 x");
-    for (int32_t i = 0; i < n; i++) b->ref[i] = h[3][i] - 0.75 * h[2][i];
+    for (int32_t i = 0; i < n; i++)
+        b->ref[i] = h[3][i] - 0.75 * h[2][i];
     expect(b, 3, tol, "axpy2 r");
     reset(b, 1, 0);
     reset(b, 3, 0);
@@ -158,9 +166,9 @@ static void check_gemv(bufs *b, double tol)
     double *V, h[3], href[3] = {0, 0, 0}, hin[3] = {0.5, -1.0, 2.0};
     ck_assert_int_eq(kr_dev_zeros(ctx, (size_t)n * k, &V), KR_OK);
     for (int j = 0; j < k; j++)
-        ck_assert_int_eq(ctx->ops->copy(ctx, V + (size_t)j * n, b->d[j],
-                                        (size_t)n * 8),
-                         KR_OK);
+        ck_assert_int_eq(
+            ctx->ops->copy(ctx, V + (size_t)j * n, b->d[j], (size_t)n * 8),
+            KR_OK);
     ck_assert_int_eq(ctx->ops->gemv_t(ctx, n, k, V, n, b->d[3], h), KR_OK);
     double scale = 1.0;
     for (int j = 0; j < k; j++)
@@ -176,7 +184,8 @@ static void check_gemv(bufs *b, double tol)
                      KR_OK);
     for (int32_t i = 0; i < n; i++) {
         double s = 0.0;
-        for (int j = 0; j < k; j++) s += b->h[j][i] * hin[j];
+        for (int j = 0; j < k; j++)
+            s += b->h[j][i] * hin[j];
         b->ref[i] = b->h[3][i] - 2.0 * s;
     }
     expect(b, 3, tol, "gemv_n");
@@ -226,8 +235,9 @@ void kt_check_spmv(kr_ctx *ctx, const kr_csr *A, const char *format,
         for (int32_t i = 0; i < A->nrows; i++)
             ref[i] = al * ref[i] + (be == 0.0 ? 0.0 : be * y0[i]);
         double d = kt_rel_diff(A->nrows, y, ref);
-        ck_assert_msg(d <= tol, "%s spmv %d x %d (alpha %g, beta %g): "
-                                "difference %g",
+        ck_assert_msg(d <= tol,
+                      "%s spmv %d x %d (alpha %g, beta %g): "
+                      "difference %g",
                       format, A->nrows, A->ncols, al, be, d);
     }
     kr_vec_destroy(vx);

@@ -1,12 +1,12 @@
 /* The core on the CPU: backend kernels against plain loops, CSR checks and
  * SpMV, Jacobi, the context and registry messages, and CG end to end. */
-#include <math.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include "backend_check.h"
 #include "core/ctx.h"
 #include "testutil.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
 static kr_ctx *cpu(void)
 {
@@ -36,7 +36,8 @@ START_TEST(dots_deterministic)
     int32_t n = 100000;
     double *x = malloc(n * sizeof *x), r1, r2;
     uint64_t s = 5;
-    for (int32_t i = 0; i < n; i++) x[i] = kt_rand_uniform(&s);
+    for (int32_t i = 0; i < n; i++)
+        x[i] = kt_rand_uniform(&s);
     const double *xs[1] = {x};
     for (int rep = 0; rep < 5; rep++) {
         ck_assert_int_eq(ctx->ops->dots(ctx, n, 1, xs, xs, &r1), KR_OK);
@@ -52,8 +53,8 @@ START_TEST(csr_spmv_shapes)
 {
     kr_ctx *ctx = cpu();
     kr_csr A;
-    const int32_t shapes[][3] = {{1, 1, 1},   {5, 7, 3},     {33, 33, 4},
-                                 {200, 50, 9}, {1000, 1000, 12}};
+    const int32_t shapes[][3] = {
+        {1, 1, 1}, {5, 7, 3}, {33, 33, 4}, {200, 50, 9}, {1000, 1000, 12}};
     for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
         kt_random_csr(ctx, shapes[i][0], shapes[i][1], shapes[i][2], 0, 7 + i,
                       &A);
@@ -99,7 +100,8 @@ START_TEST(jacobi_apply_and_zero_diagonal)
     ck_assert_int_eq(kr_precond_create(ctx, &A, "jacobi", &P), KR_OK);
     kr_vec *r, *z;
     double rh[50], zh[50];
-    for (int i = 0; i < 50; i++) rh[i] = i - 20.5;
+    for (int i = 0; i < 50; i++)
+        rh[i] = i - 20.5;
     kr_vec_create(ctx, 50, &r);
     kr_vec_create(ctx, 50, &z);
     kr_vec_upload(r, rh);
@@ -189,7 +191,8 @@ START_TEST(cg_random_spd)
             dense[(size_t)B.colind[k] * n + i] += B.val[k];
         }
     int32_t nnz = 0;
-    for (size_t i = 0; i < (size_t)n * n; i++) nnz += dense[i] != 0.0;
+    for (size_t i = 0; i < (size_t)n * n; i++)
+        nnz += dense[i] != 0.0;
     ck_assert_int_eq(kr_csr_alloc(ctx, n, n, nnz + n, &A), KR_OK);
     nnz = 0;
     for (int32_t i = 0; i < n; i++) {
@@ -207,7 +210,8 @@ START_TEST(cg_random_spd)
     A.nnz = nnz;
     double *xt = malloc(n * sizeof *xt), *bh = malloc(n * sizeof *bh);
     uint64_t s = 3;
-    for (int32_t i = 0; i < n; i++) xt[i] = kt_rand_uniform(&s);
+    for (int32_t i = 0; i < n; i++)
+        xt[i] = kt_rand_uniform(&s);
     kr_csr_matvec(&A, xt, bh);
     kr_matrix *M;
     kr_precond *P;

@@ -1,12 +1,12 @@
 /* The library example (examples/solve.c) builds and solves a real problem:
  * run it on a generated matrix and on a missing file. */
+#include "testutil.h"
+
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-
-#include "testutil.h"
 
 /* build/examples/solve beside build/krylov */
 static const char *example_path(void)

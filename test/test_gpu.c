@@ -2,14 +2,14 @@
  * data with poisoned outputs, CSR SpMV on awkward shapes and on the real
  * matrices, and each solver's GPU run against its CPU run. Skipped, visibly,
  * when no GPU is usable. */
+#include "backend_check.h"
+#include "testutil.h"
+
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "backend_check.h"
-#include "testutil.h"
 
 static kr_ctx *gpu_or_skip(const char *test)
 {
@@ -54,9 +54,9 @@ START_TEST(gpu_spmv_shapes)
 {
     kr_ctx *ctx = gpu_or_skip("gpu_spmv_shapes");
     if (!ctx) return;
-    const int32_t shapes[][3] = {{1, 1, 1},     {5, 7, 3},     {31, 31, 4},
-                                 {100, 10, 1},  {33, 65, 5},   {1000, 1000, 12},
-                                 {20000, 20000, 30}};
+    const int32_t shapes[][3] = {
+        {1, 1, 1},   {5, 7, 3},        {31, 31, 4},       {100, 10, 1},
+        {33, 65, 5}, {1000, 1000, 12}, {20000, 20000, 30}};
     uint64_t seed = (uint64_t)kr_wtime();
     kr_csr A;
     for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
@@ -149,7 +149,8 @@ START_TEST(gpu_solves_match_cpu)
         ck_assert_int_eq(kr_generate(c, specs[p], &A), KR_OK);
         double *b = malloc((size_t)A.nrows * sizeof *b);
         uint64_t s = (uint64_t)kr_wtime();
-        for (int32_t i = 0; i < A.nrows; i++) b[i] = kt_rand_uniform(&s);
+        for (int32_t i = 0; i < A.nrows; i++)
+            b[i] = kt_rand_uniform(&s);
         for (const char *const *m = methods; *m; m++) {
             if (p == 1 && strcmp(*m, "cg") == 0) continue; /* nonsymmetric */
             run rc, rg;
@@ -157,8 +158,8 @@ START_TEST(gpu_solves_match_cpu)
             solve_on(g, &A, b, *m, &rg);
             int tol_its = 3 + rc.res.iterations / 20;
             ck_assert_msg(abs(rc.res.iterations - rg.res.iterations) <= tol_its,
-                          "%s on %s: %d CPU vs %d GPU iterations", *m,
-                          specs[p], rc.res.iterations, rg.res.iterations);
+                          "%s on %s: %d CPU vs %d GPU iterations", *m, specs[p],
+                          rc.res.iterations, rg.res.iterations);
             ck_assert_int_gt(rg.res.reason, 0);
             ck_assert(rg.res.true_rnorm <= 1.05e-8 * rg.res.bnorm);
             ck_assert(kt_rel_diff(A.nrows, rg.x, rc.x) < 1e-5);

@@ -85,7 +85,8 @@ static int32_t random_row(int32_t i, int32_t n, int32_t m, int per_row,
     for (int k = 1; k < per_row && m > 0; k++) {
         int32_t j = (int32_t)(kt_rand_u64(s) % (uint64_t)m);
         int dup = 0;
-        for (int32_t t = 0; t < len; t++) dup |= cols[t] == j;
+        for (int32_t t = 0; t < len; t++)
+            dup |= cols[t] == j;
         if (!dup) cols[len++] = j;
     }
     (void)n;
@@ -93,8 +94,8 @@ static int32_t random_row(int32_t i, int32_t n, int32_t m, int per_row,
     return len;
 }
 
-void kt_random_csr(kr_ctx *ctx, int32_t n, int32_t m, int per_row,
-                   int dominant, uint64_t seed, kr_csr *A)
+void kt_random_csr(kr_ctx *ctx, int32_t n, int32_t m, int per_row, int dominant,
+                   uint64_t seed, kr_csr *A)
 {
     uint64_t s = seed;
     int32_t *cols = malloc(sizeof(int32_t) * (size_t)(per_row + 1));
@@ -107,8 +108,10 @@ void kt_random_csr(kr_ctx *ctx, int32_t n, int32_t m, int per_row,
         for (int32_t t = 0; t < len; t++) {
             A->colind[nnz + t] = cols[t];
             A->val[nnz + t] = kt_rand_uniform(&s);
-            if (cols[t] == i) diag = nnz + t;
-            else offsum += fabs(A->val[nnz + t]);
+            if (cols[t] == i)
+                diag = nnz + t;
+            else
+                offsum += fabs(A->val[nnz + t]);
         }
         if (dominant && diag >= 0) A->val[diag] = 1.0 + 2.0 * offsum;
         nnz += len;

@@ -2,10 +2,10 @@
 #ifndef KR_TEST_TESTUTIL_H
 #define KR_TEST_TESTUTIL_H
 
+#include "krylov.h"
+
 #include <check.h>
 #include <stdint.h>
-
-#include "krylov.h"
 
 /* The folder of real test matrices: $KRYLOV_MATRICES, else
  * ../shared/matrices from the repository root; NULL if neither exists. */
@@ -27,8 +27,8 @@ double kt_rand_uniform(uint64_t *state); /* in [-1, 1) */
 
 /* A random n x m sparse matrix with about `per_row` entries per row, the
  * diagonal included and made dominant when `dominant` (so it is solvable). */
-void kt_random_csr(kr_ctx *ctx, int32_t n, int32_t m, int per_row,
-                   int dominant, uint64_t seed, kr_csr *A);
+void kt_random_csr(kr_ctx *ctx, int32_t n, int32_t m, int per_row, int dominant,
+                   uint64_t seed, kr_csr *A);
 
 /* max_i |a_i - b_i| / max(1, max_i |b_i|) */
 double kt_rel_diff(int32_t n, const double *a, const double *b);
