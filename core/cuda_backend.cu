@@ -323,7 +323,12 @@ static kr_status probe_device(kr_ctx *ctx, cudaDeviceProp *prop)
     cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess) {
         cudaGetLastError();
-        return kr_fail(ctx, KR_ERR_DEVICE, "CUDA found no usable GPU: %s",
+        /* without a driver CUDA says "insufficient driver": say it plainly */
+        const char *why =
+            e == cudaErrorInsufficientDriver || e == cudaErrorNoDevice
+                ? "no NVIDIA GPU or driver found"
+                : "CUDA cannot use the GPU";
+        return kr_fail(ctx, KR_ERR_DEVICE, "%s (%s)", why,
                        cudaGetErrorString(e));
     }
     if (count == 0) return kr_fail(ctx, KR_ERR_DEVICE, "CUDA found no GPU");
