@@ -1,10 +1,12 @@
 /* Helpers shared by the Check test programs. */
+#define _XOPEN_SOURCE 700 /* nftw */
 #include "testutil.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <ftw.h>
 #include <sys/stat.h>
 
 static int is_dir(const char *p)
@@ -32,6 +34,27 @@ void kt_skip(const char *test, const char *reason)
     }
 }
 
+/* Folders made by kt_tmpdir in this process, removed when it exits (Check
+ * runs each test in a child process, which exits through exit()). */
+#define KT_MAX_TMPDIRS 256
+static char tmpdirs[KT_MAX_TMPDIRS][64];
+static int ntmpdirs;
+
+static int remove_entry(const char *path, const struct stat *st, int flag,
+                        struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    remove(path);
+    return 0;
+}
+
+static void remove_tmpdirs(void)
+{
+    for (int i = 0; i < ntmpdirs; i++)
+        nftw(tmpdirs[i], remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    ntmpdirs = 0;
+}
+
 const char *kt_tmpdir(void)
 {
     static char dir[64];
@@ -40,6 +63,8 @@ const char *kt_tmpdir(void)
         perror("mkdtemp");
         abort();
     }
+    if (ntmpdirs == 0) atexit(remove_tmpdirs);
+    if (ntmpdirs < KT_MAX_TMPDIRS) strcpy(tmpdirs[ntmpdirs++], dir);
     return dir;
 }
 
