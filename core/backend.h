@@ -52,6 +52,10 @@ typedef struct kr_backend_ops {
     /* w += alpha * V h, h on the host (k entries) */
     kr_status (*gemv_n)(kr_ctx *ctx, int32_t n, int k, const double *V,
                         int64_t ld, const double *h, double alpha, double *w);
+    /* Benchmarks: runs fn(arg) reps times, times[i] = seconds of run i,
+     * measured with events on the device (CUDA) or a wall clock (CPU). */
+    kr_status (*time_runs)(kr_ctx *ctx, kr_status (*fn)(void *arg), void *arg,
+                           int reps, double *times);
 } kr_backend_ops;
 
 /* The CPU kernels (core/cpu_backend.c). */

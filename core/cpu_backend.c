@@ -215,6 +215,18 @@ static kr_status cpu_gemv_n(kr_ctx *ctx, int32_t n, int k, const double *V,
     return KR_OK;
 }
 
+static kr_status cpu_time_runs(kr_ctx *ctx, kr_status (*fn)(void *arg),
+                               void *arg, int reps, double *times)
+{
+    (void)ctx;
+    for (int i = 0; i < reps; i++) {
+        double t0 = kr_wtime();
+        KR_TRY(fn(arg));
+        times[i] = kr_wtime() - t0;
+    }
+    return KR_OK;
+}
+
 static const kr_backend_ops cpu_ops = {
     .name = "cpu",
     .alloc = cpu_alloc,
@@ -230,6 +242,7 @@ static const kr_backend_ops cpu_ops = {
     .dots = cpu_dots,
     .gemv_t = cpu_gemv_t,
     .gemv_n = cpu_gemv_n,
+    .time_runs = cpu_time_runs,
 };
 
 const kr_backend_ops *kr_cpu_backend(void) { return &cpu_ops; }

@@ -292,6 +292,40 @@ static kr_status cu_gemv_n(kr_ctx *ctx, int32_t n, int k, const double *V,
     return KR_OK;
 }
 
+/* Events around each run; they are created here, outside any iteration. */
+static kr_status cu_time_runs(kr_ctx *ctx, kr_status (*fn)(void *arg),
+                              void *arg, int reps, double *times)
+{
+    cudaStream_t s = kr_cuda(ctx)->stream;
+    cudaEvent_t *ev = (cudaEvent_t *)calloc(2 * (size_t)reps, sizeof *ev);
+    if (!ev) return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
+    kr_status st = KR_OK;
+    int made = 0;
+    for (int i = 0; i < 2 * reps && st == KR_OK; i++) {
+        if (cudaEventCreate(&ev[i]) == cudaSuccess)
+            made++;
+        else
+            st = kr_fail(ctx, KR_ERR_DEVICE, "cudaEventCreate failed");
+    }
+    for (int i = 0; i < reps && st == KR_OK; i++) {
+        cudaEventRecord(ev[2 * i], s);
+        st = fn(arg);
+        cudaEventRecord(ev[2 * i + 1], s);
+    }
+    if (st == KR_OK && cudaStreamSynchronize(s) != cudaSuccess)
+        st = kr_fail(ctx, KR_ERR_DEVICE, "timed runs failed: %s",
+                     cudaGetErrorString(cudaGetLastError()));
+    for (int i = 0; i < reps && st == KR_OK; i++) {
+        float ms = 0.0f;
+        cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]);
+        times[i] = 1e-3 * ms;
+    }
+    for (int i = 0; i < made; i++)
+        cudaEventDestroy(ev[i]);
+    free(ev);
+    return st;
+}
+
 static kr_backend_ops make_ops(void)
 {
     kr_backend_ops o;
@@ -310,6 +344,7 @@ static kr_backend_ops make_ops(void)
     o.dots = cu_dots;
     o.gemv_t = cu_gemv_t;
     o.gemv_n = cu_gemv_n;
+    o.time_runs = cu_time_runs;
     return o;
 }
 
@@ -387,7 +422,10 @@ kr_status kr_cuda_backend_init(kr_ctx *ctx)
     }
     ctx->device = KR_DEVICE_CUDA;
     ctx->ops = &cuda_ops;
-    snprintf(ctx->device_name, sizeof ctx->device_name, "%s (sm_%d%d)",
-             prop.name, prop.major, prop.minor);
+    int driver = 0;
+    cudaDriverGetVersion(&driver);
+    snprintf(ctx->device_name, sizeof ctx->device_name,
+             "%s (sm_%d%d, CUDA driver %d.%d)", prop.name, prop.major,
+             prop.minor, driver / 1000, driver % 1000 / 10);
     return KR_OK;
 }

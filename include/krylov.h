@@ -115,6 +115,21 @@ kr_status kr_read_dense_mtx(kr_ctx *ctx, const char *path, int32_t *nrows,
 kr_status kr_write_dense_mtx(kr_ctx *ctx, const char *path, int32_t nrows,
                              int32_t ncols, const double *data);
 
+/* Reads a PETSc binary matrix (MatView, 32-bit indices, real double,
+ * big-endian); class id, sizes and file length are checked before
+ * allocating. Rows come out sorted, duplicates summed. */
+kr_status kr_read_petsc_mat(kr_ctx *ctx, const char *path, kr_csr *A);
+/* Writes A as a PETSc binary matrix that MatLoad reads, through a
+ * temporary file renamed at the end. */
+kr_status kr_write_petsc_mat(kr_ctx *ctx, const char *path, const kr_csr *A);
+/* Reads a PETSc binary vector (VecView) into a new array *data of *n
+ * doubles, freed with free(). */
+kr_status kr_read_petsc_vec(kr_ctx *ctx, const char *path, int32_t *n,
+                            double **data);
+/* Writes n doubles as a PETSc binary vector, through a temporary file. */
+kr_status kr_write_petsc_vec(kr_ctx *ctx, const char *path, int32_t n,
+                             const double *data);
+
 /* ------------------------------------------------------------ generators */
 
 /* Builds a test matrix from a spec such as "poisson3d:64". The list of specs
@@ -154,6 +169,8 @@ int32_t kr_matrix_cols(const kr_matrix *M);
 size_t kr_matrix_bytes(const kr_matrix *M);
 /* Seconds spent converting from CSR in kr_matrix_create. */
 double kr_matrix_build_seconds(const kr_matrix *M);
+/* Entries the format stores (padding included) over nnz; 1 for CSR. */
+double kr_matrix_padding_ratio(const kr_matrix *M);
 
 /* ------------------------------------------------------- preconditioners */
 
@@ -236,6 +253,19 @@ const char *const *kr_method_names(void);
 
 /* Wall-clock seconds from a monotonic clock. */
 double kr_wtime(void);
+
+/* ------------------------------------------------------------ benchmarks */
+
+/* Times y = M x: `warmup` untimed applications, then `reps` timed ones, each
+ * with CUDA events on the GPU (a wall clock on the CPU). Returns the median
+ * and the minimum seconds of one application. */
+kr_status kr_matrix_time_apply(kr_matrix *M, const kr_vec *x, kr_vec *y,
+                               int warmup, int reps, double *median_s,
+                               double *min_s);
+/* Device-to-device copy of `bytes` bytes, median of `reps` timed copies;
+ * bandwidth counts bytes read plus bytes written. */
+kr_status kr_ctx_copy_bandwidth(kr_ctx *ctx, size_t bytes, int reps,
+                                double *bytes_per_s);
 
 #ifdef __cplusplus
 }

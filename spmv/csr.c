@@ -57,6 +57,11 @@ static size_t csr_bytes(const void *impl)
     return ((size_t)A->nrows + 1) * 4 + (size_t)A->nnz * 12;
 }
 
+static int64_t csr_stored(const void *impl)
+{
+    return ((const csr_impl *)impl)->A.nnz;
+}
+
 static void csr_destroy(kr_ctx *ctx, void *impl)
 {
     (void)ctx;
@@ -71,4 +76,5 @@ const kr_format_ops kr_csr_cpu_ops = {
     .apply = csr_apply,
     .bytes = csr_bytes,
     .destroy = csr_destroy,
+    .stored = csr_stored,
 };

@@ -104,9 +104,15 @@ static size_t csr_gpu_bytes(const void *impl)
     return ((size_t)m->nrows + 1) * 4 + (size_t)m->nnz * 12 + m->buffer_bytes;
 }
 
+static int64_t csr_gpu_stored(const void *impl)
+{
+    return ((const csr_gpu *)impl)->nnz;
+}
+
 static kr_format_ops make_ops(void)
 {
     kr_format_ops o;
+    o.stored = csr_gpu_stored;
     o.name = "csr";
     o.build = csr_gpu_build;
     o.apply = csr_gpu_apply;

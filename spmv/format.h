@@ -19,6 +19,8 @@ typedef struct kr_format_ops {
                        double beta, double *y);
     size_t (*bytes)(const void *impl);
     void (*destroy)(kr_ctx *ctx, void *impl); /* accepts NULL */
+    /* Entries stored, padding included (nnz for CSR). */
+    int64_t (*stored)(const void *impl);
 } kr_format_ops;
 
 typedef struct kr_format_entry {

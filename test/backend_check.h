@@ -11,8 +11,13 @@
 void kt_check_backend(kr_ctx *ctx, int32_t n, uint64_t seed, double tol);
 
 /* y = alpha*A*x + beta*y through kr_matrix_apply in `format` on ctx, against
- * the host reference, for a random x and poisoned / random y. */
-void kt_check_spmv(kr_ctx *ctx, const kr_csr *A, const char *format,
-                   uint64_t seed, double tol);
+ * the host reference, for a random x and poisoned / random y. Returns 1 when
+ * checked, 0 when the format refused the matrix (KR_ERR_UNSUPPORTED, e.g.
+ * too much padding); any other failure fails the test. */
+int kt_check_spmv(kr_ctx *ctx, const kr_csr *A, const char *format,
+                  uint64_t seed, double tol);
+
+/* kt_check_spmv for every registered format; CSR must never refuse. */
+void kt_check_spmv_all(kr_ctx *ctx, const kr_csr *A, uint64_t seed, double tol);
 
 #endif

@@ -4,7 +4,9 @@
 #include "core/ctx.h"
 #include "testutil.h"
 
+#include <dirent.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,16 +60,46 @@ START_TEST(csr_spmv_shapes)
     for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
         kt_random_csr(ctx, shapes[i][0], shapes[i][1], shapes[i][2], 0, 7 + i,
                       &A);
-        kt_check_spmv(ctx, &A, "csr", 11 + i, 1e-14);
+        kt_check_spmv_all(ctx, &A, 11 + i, 1e-13);
         kr_csr_free(&A);
     }
     /* empty rows, nnz = 0, n = 0 */
     ck_assert_int_eq(kr_csr_alloc(ctx, 4, 4, 0, &A), KR_OK);
-    kt_check_spmv(ctx, &A, "csr", 3, 0.0);
+    kt_check_spmv_all(ctx, &A, 3, 0.0);
     kr_csr_free(&A);
     ck_assert_int_eq(kr_csr_alloc(ctx, 0, 0, 0, &A), KR_OK);
-    kt_check_spmv(ctx, &A, "csr", 3, 0.0);
+    kt_check_spmv_all(ctx, &A, 3, 0.0);
     kr_csr_free(&A);
+    kr_ctx_destroy(ctx);
+}
+END_TEST
+
+/* Every format on every real matrix, against the plain CSR loop. */
+START_TEST(formats_real_matrices)
+{
+    const char *dir = kt_matrices_dir();
+    if (!dir) {
+        kt_skip("formats_real_matrices", "no matrix folder");
+        return;
+    }
+    kr_ctx *ctx = cpu();
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int count = 0;
+    while ((e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (len < 5 || strcmp(e->d_name + len - 4, ".mtx") != 0) continue;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        kr_csr A;
+        ck_assert_msg(kr_read_mtx(ctx, path, &A) == KR_OK, "%s",
+                      kr_ctx_error(ctx));
+        kt_check_spmv_all(ctx, &A, 99 + (uint64_t)count, 1e-12);
+        kr_csr_free(&A);
+        count++;
+    }
+    closedir(d);
+    ck_assert_int_gt(count, 0);
     kr_ctx_destroy(ctx);
 }
 END_TEST
@@ -252,6 +284,7 @@ int main(void)
     tcase_add_test(tc, backend_kernels);
     tcase_add_test(tc, dots_deterministic);
     tcase_add_test(tc, csr_spmv_shapes);
+    tcase_add_test(tc, formats_real_matrices);
     tcase_add_test(tc, csr_check_names_row);
     tcase_add_test(tc, jacobi_apply_and_zero_diagonal);
     tcase_add_test(tc, unknown_names_list_choices);

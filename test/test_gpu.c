@@ -62,14 +62,14 @@ START_TEST(gpu_spmv_shapes)
     for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
         kt_random_csr(ctx, shapes[i][0], shapes[i][1], shapes[i][2], 0,
                       seed + i, &A);
-        kt_check_spmv(ctx, &A, "csr", seed + 100 + i, 1e-13);
+        kt_check_spmv_all(ctx, &A, seed + 100 + i, 1e-13);
         kr_csr_free(&A);
     }
     long_row_csr(ctx, 5000, &A);
-    kt_check_spmv(ctx, &A, "csr", seed, 1e-13);
+    kt_check_spmv_all(ctx, &A, seed, 1e-13);
     kr_csr_free(&A);
     ck_assert_int_eq(kr_csr_alloc(ctx, 40, 40, 0, &A), KR_OK);
-    kt_check_spmv(ctx, &A, "csr", seed, 0.0);
+    kt_check_spmv_all(ctx, &A, seed, 0.0);
     kr_csr_free(&A);
     kr_ctx_destroy(ctx);
 }
@@ -97,7 +97,7 @@ START_TEST(gpu_spmv_real_matrices)
         kr_csr A;
         ck_assert_msg(kr_read_mtx(ctx, path, &A) == KR_OK, "%s",
                       kr_ctx_error(ctx));
-        kt_check_spmv(ctx, &A, "csr", (uint64_t)kr_wtime(), 1e-12);
+        kt_check_spmv_all(ctx, &A, (uint64_t)kr_wtime(), 1e-12);
         kr_csr_free(&A);
         count++;
     }

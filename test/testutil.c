@@ -2,11 +2,11 @@
 #define _XOPEN_SOURCE 700 /* nftw */
 #include "testutil.h"
 
+#include <ftw.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <ftw.h>
 #include <sys/stat.h>
 
 static int is_dir(const char *p)
