@@ -1,7 +1,8 @@
 /* krylov solve: parse, load the problem (A from a file or a generator, b
  * and x0 from files or defaults), set up the matrix and preconditioner,
  * solve, report, and write the solution and history. Without -b the
- * right-hand side is A*ones, so the forward error is known too. */
+ * right-hand side is A*ones, so the forward error is known too. Files are
+ * Matrix Market or PETSc binary, told apart by their first bytes. */
 #include "drivers/commands.h"
 #include "drivers/history.h"
 #include "drivers/options.h"
@@ -11,6 +12,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,13 +47,14 @@ static const char *const *device_names(void)
 
 static const cli_opt solve_table[] = {
     {"-b", "--rhs", CLI_STR, OFF(rhs), 0, 0, NULL, "FILE",
-     "right-hand side, n x 1 (default: b = A*ones, then the forward error "
-     "||x - 1|| is reported)"},
+     "right-hand side, n x 1 or a PETSc binary vector (default: b = A*ones, "
+     "then the forward error ||x - 1|| is reported)"},
     {"--x0", NULL, CLI_STR, OFF(x0), 0, 0, NULL, "FILE",
      "initial guess, n x 1 (default: 0)"},
     {"-o", "--output", CLI_STR, OFF(out), 0, 0, NULL, "FILE",
-     "write the solution x; also when not converged (the last iterate, "
-     "exit 1), never after an error"},
+     "write the solution x (PETSc binary when FILE ends in .bin, else Matrix "
+     "Market); also when not converged (the last iterate, exit 1), never "
+     "after an error"},
     {"--gen", NULL, CLI_STR, OFF(gen), 0, 0, NULL, "SPEC",
      "generate A (see below) instead of reading A.mtx"},
     {"--method", NULL, CLI_CHOICE, OFF(method), 0, 0, kr_method_names, "M",
@@ -114,7 +117,9 @@ static void print_help(void)
            "Solves A x = b (A square, Matrix Market .mtx or .mtx.gz) and "
            "reports the matrix,\nthe method, iterations, the reason it "
            "stopped, the recursive and true\nrelative residuals, the forward "
-           "error (when b = A*ones), setup and solve times.\n\noptions:\n");
+           "error (when b = A*ones), setup and solve times.\nPETSc binary "
+           "files (MatView/VecView output) are recognised by their "
+           "content.\n\noptions:\n");
     cli_print_options(stdout, solve_table, &d);
     printf("\ngenerators (--gen SPEC):\n%s\n", kr_generator_help());
     cli_print_exit_codes(stdout);
@@ -174,6 +179,28 @@ static int open_context(solve_run *r)
     return 0;
 }
 
+enum { PETSC_MAT_ID = 1211216, PETSC_VEC_ID = 1211214 };
+
+/* 1 when path starts with a PETSc binary class id (big-endian); anything
+ * else, gzip included, is left to the Matrix Market readers. */
+static int is_petsc(const char *path)
+{
+    unsigned char h[4] = {0};
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0; /* the reader reports why */
+    size_t got = fread(h, 1, 4, f);
+    fclose(f);
+    uint32_t id = (uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 |
+                  (uint32_t)h[2] << 8 | h[3];
+    return got == 4 && (id == PETSC_MAT_ID || id == PETSC_VEC_ID);
+}
+
+static int ends_with(const char *s, const char *tail)
+{
+    size_t n = strlen(s), t = strlen(tail);
+    return n >= t && !strcmp(s + n - t, tail);
+}
+
 static int load_matrix(solve_run *r)
 {
     kr_status st;
@@ -181,6 +208,8 @@ static int load_matrix(solve_run *r)
         st = kr_generate(r->ctx, r->o->gen, &r->A);
         if (st == KR_ERR_ARG) /* a bad SPEC is a bad command line */
             return cli_usage_error("solve", "%s", kr_ctx_error(r->ctx));
+    } else if (is_petsc(r->name)) {
+        st = kr_read_petsc_mat(r->ctx, r->name, &r->A);
     } else {
         st = kr_read_mtx(r->ctx, r->name, &r->A);
     }
@@ -197,8 +226,10 @@ static int load_matrix(solve_run *r)
 static int read_vector(solve_run *r, const char *path, const char *what,
                        double **v)
 {
-    int32_t rows = 0, cols = 0;
-    kr_status st = kr_read_dense_mtx(r->ctx, path, &rows, &cols, v);
+    int32_t rows = 0, cols = 1;
+    kr_status st = is_petsc(path)
+                       ? kr_read_petsc_vec(r->ctx, path, &rows, v)
+                       : kr_read_dense_mtx(r->ctx, path, &rows, &cols, v);
     if (st != KR_OK) return lib_error(r->ctx, st, path);
     if (rows == r->A.nrows && cols == 1) return 0;
     cli_error("%s: %s is %d x %d, but the matrix %s is %d x %d, so it must "
@@ -347,7 +378,9 @@ static int write_outputs(solve_run *r)
 {
     if (r->o->out) {
         kr_status st =
-            kr_write_dense_mtx(r->ctx, r->o->out, r->A.nrows, 1, r->x);
+            ends_with(r->o->out, ".bin")
+                ? kr_write_petsc_vec(r->ctx, r->o->out, r->A.nrows, r->x)
+                : kr_write_dense_mtx(r->ctx, r->o->out, r->A.nrows, 1, r->x);
         if (st != KR_OK) return lib_error(r->ctx, st, r->o->out);
     }
     if (r->o->history) return cli_write_history(r->o->history, &r->res);

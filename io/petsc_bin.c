@@ -72,6 +72,8 @@ static kr_status open_header(kr_ctx *ctx, const char *path, uint32_t want,
     if (fstat(fileno(*f), &st) != 0)
         return kr_fail(ctx, KR_ERR_IO, "%s: cannot read: %s", path,
                        strerror(errno));
+    if (!S_ISREG(st.st_mode)) /* the size checks need a regular file */
+        return kr_fail(ctx, KR_ERR_IO, "%s: not a regular file", path);
     *size = (long long)st.st_size;
     size_t got = fread(hdr, 1, hlen, *f);
     if (got >= 4 && get_be32(hdr) != want) {
@@ -120,7 +122,8 @@ static kr_status read_raw(kr_ctx *ctx, const char *path, FILE *f, void *dst,
     return KR_OK;
 }
 
-/* Row lengths (read into rowptr[1..M]) to row pointers. */
+/* Row lengths (read into rowptr[1..M]) to row pointers; a sum past nnz is
+ * not stored, so the int32 pointers never wrap. */
 static kr_status lengths_to_rowptr(kr_ctx *ctx, const char *path, kr_csr *A)
 {
     int64_t sum = 0;
@@ -130,15 +133,13 @@ static kr_status lengths_to_rowptr(kr_ctx *ctx, const char *path, kr_csr *A)
             return kr_fail(ctx, KR_ERR_FORMAT, "%s: row %d: negative length %d",
                            path, i, len);
         sum += len;
-        if (sum > A->nnz) break;
-        A->rowptr[i + 1] = (int32_t)sum;
+        if (sum <= A->nnz) A->rowptr[i + 1] = (int32_t)sum;
     }
     if (sum != A->nnz)
         return kr_fail(ctx, KR_ERR_FORMAT,
-                       "%s: row lengths sum to %s%lld, but the header says "
-                       "%d nonzeros",
-                       path, sum > A->nnz ? "more than " : "", (long long)sum,
-                       A->nnz);
+                       "%s: row lengths sum to %lld, but the header says %d "
+                       "nonzeros",
+                       path, (long long)sum, A->nnz);
     return KR_OK;
 }
 
