@@ -52,6 +52,12 @@ typedef struct kr_backend_ops {
     /* w += alpha * V h, h on the host (k entries) */
     kr_status (*gemv_n)(kr_ctx *ctx, int32_t n, int k, const double *V,
                         int64_t ld, const double *h, double alpha, double *w);
+    /* The CG update with a diagonal preconditioner, one pass:
+     * x += a*p; r -= a*q; z = d .* r (d NULL: identity, z unused and may be
+     * NULL); out = {r.z, r.r} (with d NULL, r.z = r.r). */
+    kr_status (*cg_update)(kr_ctx *ctx, int32_t n, double a, const double *p,
+                           const double *q, double *x, double *r,
+                           const double *d, double *z, double *out);
     /* Benchmarks: runs fn(arg) reps times, times[i] = seconds of run i,
      * measured with events on the device (CUDA) or a wall clock (CPU). */
     kr_status (*time_runs)(kr_ctx *ctx, kr_status (*fn)(void *arg), void *arg,

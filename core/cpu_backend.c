@@ -215,6 +215,55 @@ static kr_status cpu_gemv_n(kr_ctx *ctx, int32_t n, int k, const double *V,
     return KR_OK;
 }
 
+/* sums {r.z, r.r} over [lo, hi) after the update, two partial sums each */
+static void cg_update_range(int32_t lo, int32_t hi, double a, const double *p,
+                            const double *q, double *x, double *r,
+                            const double *d, double *z, double *out)
+{
+    double rz0 = 0.0, rz1 = 0.0, rr0 = 0.0, rr1 = 0.0;
+    int32_t i = lo;
+    for (; i + 2 <= hi; i += 2) {
+        for (int u = 0; u < 2; u++) {
+            x[i + u] += a * p[i + u];
+            r[i + u] -= a * q[i + u];
+        }
+        double z0 = d ? d[i] * r[i] : r[i];
+        double z1 = d ? d[i + 1] * r[i + 1] : r[i + 1];
+        if (d) z[i] = z0, z[i + 1] = z1;
+        rz0 += r[i] * z0, rz1 += r[i + 1] * z1;
+        rr0 += r[i] * r[i], rr1 += r[i + 1] * r[i + 1];
+    }
+    for (; i < hi; i++) {
+        x[i] += a * p[i];
+        r[i] -= a * q[i];
+        double zi = d ? d[i] * r[i] : r[i];
+        if (d) z[i] = zi;
+        rz0 += r[i] * zi, rr0 += r[i] * r[i];
+    }
+    out[0] = rz0 + rz1;
+    out[1] = rr0 + rr1;
+}
+
+static kr_status cpu_cg_update(kr_ctx *ctx, int32_t n, double a,
+                               const double *p, const double *q, double *x,
+                               double *r, const double *d, double *z,
+                               double *out)
+{
+    double part[KR_MAX_THREADS][2];
+    int used = 1;
+#pragma omp parallel num_threads(nthreads(ctx, n))
+    {
+        int t = KR_TID(), T = KR_NT();
+        KR_RANGE(n, t, T, lo, hi);
+        cg_update_range(lo, hi, a, p, q, x, r, d, z, part[t]);
+        if (t == 0) used = T;
+    }
+    out[0] = out[1] = 0.0;
+    for (int t = 0; t < used; t++)
+        out[0] += part[t][0], out[1] += part[t][1];
+    return KR_OK;
+}
+
 static kr_status cpu_time_runs(kr_ctx *ctx, kr_status (*fn)(void *arg),
                                void *arg, int reps, double *times)
 {
@@ -242,6 +291,7 @@ static const kr_backend_ops cpu_ops = {
     .dots = cpu_dots,
     .gemv_t = cpu_gemv_t,
     .gemv_n = cpu_gemv_n,
+    .cg_update = cpu_cg_update,
     .time_runs = cpu_time_runs,
 };
 

@@ -260,6 +260,50 @@ static kr_status cu_dots(kr_ctx *ctx, int32_t n, int k, const double *const *x,
     return fetch_scalars(ctx, st->d_scratch, k, out);
 }
 
+/* The CG update (see backend.h); partial sums of {r.z, r.r} per block. */
+__global__ void k_cg_update(int32_t n, double a, const double *__restrict__ p,
+                            const double *__restrict__ q, double *x, double *r,
+                            const double *__restrict__ d, double *z,
+                            double *partial)
+{
+    __shared__ double sh[BLOCK / 32];
+    double rz = 0.0, rr = 0.0;
+    GRID_STRIDE(i, n)
+    {
+        x[i] += a * p[i];
+        double ri = r[i] - a * q[i];
+        r[i] = ri;
+        double zi = ri;
+        if (d) {
+            zi = d[i] * ri;
+            z[i] = zi;
+        }
+        rz += ri * zi;
+        rr += ri * ri;
+    }
+    rz = block_sum(rz, sh);
+    rr = block_sum(rr, sh);
+    if (threadIdx.x == 0) {
+        partial[blockIdx.x] = rz;
+        partial[gridDim.x + blockIdx.x] = rr;
+    }
+}
+
+static kr_status cu_cg_update(kr_ctx *ctx, int32_t n, double a, const double *p,
+                              const double *q, double *x, double *r,
+                              const double *d, double *z, double *out)
+{
+    kr_cuda_state *st = kr_cuda(ctx);
+    int nb = kr_grid(n, BLOCK);
+    if (nb > MAX_RED_BLOCKS) nb = MAX_RED_BLOCKS;
+    double *partial = st->d_scratch + KR_MAX_DOTS;
+    k_cg_update<<<nb, BLOCK, 0, st->stream>>>(n, a, p, q, x, r, d, z, partial);
+    KR_LAUNCH_CHECK(ctx);
+    k_dots_final<<<2, BLOCK, 0, st->stream>>>(nb, partial, st->d_scratch);
+    KR_LAUNCH_CHECK(ctx);
+    return fetch_scalars(ctx, st->d_scratch, 2, out);
+}
+
 /* cuBLAS gemv is deterministic (atomics are off by default). */
 static kr_status cu_gemv_t(kr_ctx *ctx, int32_t n, int k, const double *V,
                            int64_t ld, const double *w, double *h)
@@ -344,6 +388,7 @@ static kr_backend_ops make_ops(void)
     o.dots = cu_dots;
     o.gemv_t = cu_gemv_t;
     o.gemv_n = cu_gemv_n;
+    o.cg_update = cu_cg_update;
     o.time_runs = cu_time_runs;
     return o;
 }

@@ -49,10 +49,17 @@ static kr_status jacobi_apply(kr_ctx *ctx, void *impl, int32_t n,
 
 static void jacobi_destroy(kr_ctx *ctx, void *impl) { kr_dev_free(ctx, impl); }
 
+static int jacobi_diagonal(void *impl, const double **d)
+{
+    *d = impl;
+    return 1;
+}
+
 const kr_precond_ops kr_precond_jacobi_ops = {
     .name = "jacobi",
     .summary = "scalar Jacobi, z = D^-1 r (a zero diagonal is an error)",
     .build = jacobi_build,
     .apply = jacobi_apply,
     .destroy = jacobi_destroy,
+    .diagonal = jacobi_diagonal,
 };

@@ -23,10 +23,18 @@ static void none_destroy(kr_ctx *ctx, void *impl)
     (void)impl;
 }
 
+static int none_diagonal(void *impl, const double **d)
+{
+    (void)impl;
+    *d = NULL;
+    return 1;
+}
+
 const kr_precond_ops kr_precond_none_ops = {
     .name = "none",
     .summary = "no preconditioner (identity)",
     .build = none_build,
     .apply = none_apply,
     .destroy = none_destroy,
+    .diagonal = none_diagonal,
 };

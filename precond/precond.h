@@ -14,6 +14,10 @@ typedef struct kr_precond_ops {
     kr_status (*apply)(kr_ctx *ctx, void *impl, int32_t n, const double *r,
                        double *z);
     void (*destroy)(kr_ctx *ctx, void *impl);
+    /* For a diagonal preconditioner: sets *d to its diagonal (NULL for the
+     * identity) and returns 1, so solvers may fuse it into their updates;
+     * NULL for preconditioners that are not diagonal. */
+    int (*diagonal)(void *impl, const double **d);
 } kr_precond_ops;
 
 struct kr_precond {

@@ -1,13 +1,35 @@
 /* Preconditioned conjugate gradients (Hestenes & Stiefel) for SPD systems.
- * One iteration: q = A p; alpha = rho / (p.q); x += alpha p, r -= alpha q
- * (one pass); z = M^-1 r; rho' = r.z and ||r||^2 together (one pass);
- * p = z + (rho'/rho) p. The residual tested is the unpreconditioned r. */
+ * One iteration: q = A p; alpha = rho / (p.q); x += alpha p, r -= alpha q,
+ * z = M^-1 r, rho' = r.z and ||r||^2 (one pass when M is diagonal, else
+ * three); p = z + (rho'/rho) p. The residual tested is the unpreconditioned
+ * r. With a diagonal M an iteration is four kernels: SpMV, p.q, the fused
+ * update and the p update. */
 #include "core/error.h"
 #include "solver/solver.h"
 
 #include <math.h>
 
 enum { R, Z, P, Q, NWORK };
+
+/* x += alpha p; r -= alpha q; z = M^-1 r; {r.z, r.r}. *zp is the array that
+ * holds z afterwards (r itself when M is the identity). */
+static kr_status cg_update(kr_solve_args *a, double alpha, const double *p,
+                           const double *q, double *r, double *z,
+                           const double **zp, double *rz_rr)
+{
+    kr_ctx *ctx = a->ctx;
+    const double *d;
+    if (a->P->ops->diagonal && a->P->ops->diagonal(a->P->impl, &d)) {
+        *zp = d ? z : r;
+        return ctx->ops->cg_update(ctx, a->n, alpha, p, q, a->x, r, d, z,
+                                   rz_rr);
+    }
+    const double *xs[2] = {r, r}, *ys[2] = {z, r};
+    *zp = z;
+    KR_TRY(ctx->ops->axpy2(ctx, a->n, alpha, p, a->x, -alpha, q, r));
+    KR_TRY(kr_pc(a, r, z));
+    return ctx->ops->dots(ctx, a->n, 2, xs, ys, rz_rr);
+}
 
 static kr_status cg_iterate(kr_solve_args *a, kr_result *res, double *w)
 {
@@ -42,15 +64,13 @@ static kr_status cg_iterate(kr_solve_args *a, kr_result *res, double *w)
                                         : KR_DIVERGED_INDEFINITE_MAT;
             break;
         }
-        double alpha = rho / pq;
-        KR_TRY(op->axpy2(ctx, n, alpha, p, a->x, -alpha, q, r));
-        KR_TRY(kr_pc(a, r, z));
-        KR_TRY(op->dots(ctx, n, 2, xs, ys, rz_rr));
+        const double *zk;
+        KR_TRY(cg_update(a, rho / pq, p, q, r, z, &zk, rz_rr));
         res->reason = kr_solver_check(a, res, it, sqrt(rz_rr[1]));
         if (res->reason != KR_ITERATING) break;
         double beta = rz_rr[0] / rho;
         rho = rz_rr[0];
-        KR_TRY(op->axpby(ctx, n, 1.0, z, beta, p));
+        KR_TRY(op->axpby(ctx, n, 1.0, zk, beta, p));
     }
     return KR_OK;
 }
