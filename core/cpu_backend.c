@@ -215,33 +215,59 @@ static kr_status cpu_gemv_n(kr_ctx *ctx, int32_t n, int k, const double *V,
     return KR_OK;
 }
 
-/* sums {r.z, r.r} over [lo, hi) after the update, two partial sums each */
-static void cg_update_range(int32_t lo, int32_t hi, double a, const double *p,
-                            const double *q, double *x, double *r,
-                            const double *d, double *z, double *out)
+/* The update over [lo, hi) and its sums {r.z, r.r}, four partial sums
+ * each (restrict: the arrays are distinct, so the loop vectorises). */
+static void cg_update_range(int32_t lo, int32_t hi, double a,
+                            const double *restrict p, const double *restrict q,
+                            double *restrict x, double *restrict r,
+                            const double *restrict d, double *restrict z,
+                            double *out)
 {
-    double rz0 = 0.0, rz1 = 0.0, rr0 = 0.0, rr1 = 0.0;
+    double rz[4] = {0, 0, 0, 0}, rr[4] = {0, 0, 0, 0};
     int32_t i = lo;
-    for (; i + 2 <= hi; i += 2) {
-        for (int u = 0; u < 2; u++) {
+    for (; i + 4 <= hi; i += 4)
+        for (int u = 0; u < 4; u++) {
             x[i + u] += a * p[i + u];
-            r[i + u] -= a * q[i + u];
+            double ri = r[i + u] - a * q[i + u], zi = d[i + u] * ri;
+            r[i + u] = ri;
+            z[i + u] = zi;
+            rz[u] += ri * zi;
+            rr[u] += ri * ri;
         }
-        double z0 = d ? d[i] * r[i] : r[i];
-        double z1 = d ? d[i + 1] * r[i + 1] : r[i + 1];
-        if (d) z[i] = z0, z[i + 1] = z1;
-        rz0 += r[i] * z0, rz1 += r[i + 1] * z1;
-        rr0 += r[i] * r[i], rr1 += r[i + 1] * r[i + 1];
-    }
     for (; i < hi; i++) {
         x[i] += a * p[i];
-        r[i] -= a * q[i];
-        double zi = d ? d[i] * r[i] : r[i];
-        if (d) z[i] = zi;
-        rz0 += r[i] * zi, rr0 += r[i] * r[i];
+        double ri = r[i] - a * q[i], zi = d[i] * ri;
+        r[i] = ri;
+        z[i] = zi;
+        rz[0] += ri * zi;
+        rr[0] += ri * ri;
     }
-    out[0] = rz0 + rz1;
-    out[1] = rr0 + rr1;
+    out[0] = (rz[0] + rz[1]) + (rz[2] + rz[3]);
+    out[1] = (rr[0] + rr[1]) + (rr[2] + rr[3]);
+}
+
+/* The same without a preconditioner: z is r. */
+static void cg_update_range_id(int32_t lo, int32_t hi, double a,
+                               const double *restrict p,
+                               const double *restrict q, double *restrict x,
+                               double *restrict r, double *out)
+{
+    double rr[4] = {0, 0, 0, 0};
+    int32_t i = lo;
+    for (; i + 4 <= hi; i += 4)
+        for (int u = 0; u < 4; u++) {
+            x[i + u] += a * p[i + u];
+            double ri = r[i + u] - a * q[i + u];
+            r[i + u] = ri;
+            rr[u] += ri * ri;
+        }
+    for (; i < hi; i++) {
+        x[i] += a * p[i];
+        double ri = r[i] - a * q[i];
+        r[i] = ri;
+        rr[0] += ri * ri;
+    }
+    out[0] = out[1] = (rr[0] + rr[1]) + (rr[2] + rr[3]);
 }
 
 static kr_status cpu_cg_update(kr_ctx *ctx, int32_t n, double a,
@@ -255,7 +281,10 @@ static kr_status cpu_cg_update(kr_ctx *ctx, int32_t n, double a,
     {
         int t = KR_TID(), T = KR_NT();
         KR_RANGE(n, t, T, lo, hi);
-        cg_update_range(lo, hi, a, p, q, x, r, d, z, part[t]);
+        if (d)
+            cg_update_range(lo, hi, a, p, q, x, r, d, z, part[t]);
+        else
+            cg_update_range_id(lo, hi, a, p, q, x, r, part[t]);
         if (t == 0) used = T;
     }
     out[0] = out[1] = 0.0;
