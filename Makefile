@@ -83,6 +83,21 @@ $(BUILD)/libkrylov.so: $(LIB_OBJ)
 $(BUILD)/krylov: $(DRIVER_OBJ) $(BUILD)/libkrylov.a
 	$(CC) -o $@ $(DRIVER_OBJ) $(BUILD)/libkrylov.a $(LDLIBS)
 
+# krylov-petsc, the program behind `krylov compare-petsc`, where PETSc and
+# mpicc are installed; libkrylov and build/krylov never link PETSc.
+PETSC := $(shell pkg-config --exists PETSc && command -v mpicc >/dev/null && echo 1)
+PETSC_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard drivers/petsc/*.c))
+ifeq ($(PETSC),1)
+all: $(BUILD)/krylov-petsc
+endif
+
+$(BUILD)/drivers/petsc/%.o: drivers/petsc/%.c
+	@mkdir -p $(dir $@)
+	mpicc $(ALL_CFLAGS) $$(pkg-config --cflags PETSc) -MMD -MP -c $< -o $@
+
+$(BUILD)/krylov-petsc: $(PETSC_OBJ) $(filter-out %/main.o,$(DRIVER_OBJ)) $(BUILD)/libkrylov.a
+	mpicc -o $@ $^ $$(pkg-config --libs PETSc) $(LDLIBS)
+
 $(BUILD)/examples/%: examples/%.c $(BUILD)/libkrylov.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libkrylov.a $(LDLIBS)

@@ -321,18 +321,36 @@ static kr_status cu_gemv_t(kr_ctx *ctx, int32_t n, int k, const double *V,
     return fetch_scalars(ctx, st->d_scratch, k, h);
 }
 
+/* Coefficients travel as a kernel argument: copying them from host memory
+ * with cudaMemcpyAsync would synchronise the stream (pageable memory). */
+#define GEMV_N_COLS 32
+struct gemv_coeffs {
+    double h[GEMV_N_COLS];
+};
+
+/* w += sum_j c.h[j] * V(:, j), j < k <= GEMV_N_COLS (c already scaled) */
+__global__ void k_gemv_n(int32_t n, int k, const double *__restrict__ V,
+                         int64_t ld, gemv_coeffs c, double *w)
+{
+    GRID_STRIDE(i, n)
+    {
+        double s = 0.0;
+        for (int j = 0; j < k; j++)
+            s += V[i + j * ld] * c.h[j];
+        w[i] += s;
+    }
+}
+
 static kr_status cu_gemv_n(kr_ctx *ctx, int32_t n, int k, const double *V,
                            int64_t ld, const double *h, double alpha, double *w)
 {
-    kr_cuda_state *st = kr_cuda(ctx);
-    if (k > KR_CUDA_SCRATCH)
-        return kr_fail(ctx, KR_ERR_ARG, "gemv_n: %d columns is too many", k);
-    if (n == 0 || k == 0) return KR_OK;
-    double *d_h = st->d_scratch + KR_CUDA_SCRATCH / 2;
-    KR_TRY(cu_upload(ctx, d_h, h, (size_t)k * sizeof *h));
-    const double one = 1.0;
-    KR_CUBLAS_TRY(ctx, cublasDgemv(st->cublas, CUBLAS_OP_N, n, k, &alpha, V,
-                                   (int)ld, d_h, 1, &one, w, 1));
+    for (int j0 = 0; j0 < k; j0 += GEMV_N_COLS) {
+        int kk = k - j0 < GEMV_N_COLS ? k - j0 : GEMV_N_COLS;
+        gemv_coeffs c;
+        for (int j = 0; j < kk; j++)
+            c.h[j] = alpha * h[j0 + j];
+        LAUNCH(ctx, n, k_gemv_n, n, kk, V + j0 * ld, ld, c, w);
+    }
     return KR_OK;
 }
 

@@ -16,3 +16,7 @@ kr_status kr_cuda_backend_init(kr_ctx *ctx)
 void kr_cuda_backend_fini(kr_ctx *ctx) { (void)ctx; }
 
 const kr_format_ops *kr_csr_cuda_ops(void) { return NULL; }
+const kr_format_ops *kr_ellr_cuda_ops(void) { return NULL; }
+const kr_format_ops *kr_pellr_cuda_ops(void) { return NULL; }
+const kr_format_ops *kr_vsr_cuda_ops(void) { return NULL; }
+const kr_format_ops *kr_hyb_cuda_ops(void) { return NULL; }

@@ -6,7 +6,9 @@
 #include "drivers/commands.h"
 #include "drivers/history.h"
 #include "drivers/options.h"
+#include "drivers/petsc_style.h"
 #include "drivers/report.h"
+#include "drivers/solve.h"
 #include "krylov.h"
 
 #include <limits.h>
@@ -16,26 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef struct solve_opts {
-    const char *rhs, *x0, *out, *history, *gen;
-    const char *method, *precond, *format, *device;
-    int s, restart, maxit, threads, monitor, json, help;
-    double rtol, atol, dtol;
-} solve_opts;
-
-/* Everything one solve holds; freed by run_free. */
-typedef struct solve_run {
-    const solve_opts *o;
-    const char *name; /* the matrix file or the generator spec */
-    kr_ctx *ctx;
-    kr_csr A;
-    double *b, *x; /* host; x holds x0 until the solve, then the solution */
-    kr_matrix *M;
-    kr_precond *P;
-    double setup_seconds;
-    kr_result res;
-} solve_run;
 
 static const char *const *device_names(void)
 {
@@ -86,10 +68,27 @@ static const cli_opt solve_table[] = {
      "print the report as one JSON object"},
     {"--threads", NULL, CLI_INT, OFF(threads), 0, 1024, NULL, "T",
      "CPU threads, 0 = the OpenMP default"},
+    {"--converged-reason", NULL, CLI_FLAG, OFF(converged_reason), 0, 0, NULL,
+     NULL, "print PETSc's 'Linear solve converged due to ...' line"},
+    {"--view", NULL, CLI_FLAG, OFF(view), 0, 0, NULL, NULL,
+     "print the solver configuration (to stderr with --json)"},
+    /* PETSc's spellings (drivers/options.h, CLI_PETSC) */
+    {"-ksp_type", "--method", CLI_PETSC, 0, 1, 0, cli_petsc_ksp_types, NULL,
+     NULL},
+    {"-pc_type", "--precond", CLI_PETSC, 0, 0, 0, cli_petsc_pc_types, NULL,
+     NULL},
+    {"-ksp_rtol", "--rtol", CLI_PETSC, 0, 0, 0, NULL, NULL, NULL},
+    {"-ksp_atol", "--atol", CLI_PETSC, 0, 0, 0, NULL, NULL, NULL},
+    {"-ksp_divtol", "--dtol", CLI_PETSC, 0, 0, 0, NULL, NULL,
+     "PETSc compares with ||r0||, krylov with max(||b||, ||r0||)"},
+    {"-ksp_max_it", "--maxit", CLI_PETSC, 0, 0, 0, NULL, NULL, NULL},
+    {"-ksp_gmres_restart", "--restart", CLI_PETSC, 0, 0, 0, NULL, NULL, NULL},
+    {"-ksp_monitor", "--monitor", CLI_PETSC, 0, 0, 0, NULL, NULL, NULL},
+    {"-ksp_converged_reason", "--converged-reason", CLI_PETSC, 0, 0, 0, NULL,
+     NULL, NULL},
+    {"-ksp_view", "--view", CLI_PETSC, 0, 0, 0, NULL, NULL, NULL},
     {NULL, NULL, CLI_FLAG, 0, 0, 0, NULL, NULL, NULL},
 };
-
-static const cli_spec solve_spec = {"solve", solve_table, 1, OFF(help)};
 
 static void solve_defaults(solve_opts *o)
 {
@@ -110,8 +109,6 @@ static void solve_defaults(solve_opts *o)
 
 static void print_help(void)
 {
-    solve_opts d;
-    solve_defaults(&d);
     printf("usage: krylov solve A.mtx [options]\n"
            "       krylov solve --gen SPEC [options]\n\n"
            "Solves A x = b (A square, Matrix Market .mtx or .mtx.gz) and "
@@ -120,9 +117,7 @@ static void print_help(void)
            "error (when b = A*ones), setup and solve times.\nPETSc binary "
            "files (MatView/VecView output) are recognised by their "
            "content.\n\noptions:\n");
-    cli_print_options(stdout, solve_table, &d);
-    printf("\ngenerators (--gen SPEC):\n%s\n", kr_generator_help());
-    cli_print_exit_codes(stdout);
+    cli_solve_print_options(stdout);
     printf("\nexample:\n  krylov solve --gen poisson3d:32 --method cg "
            "--precond jacobi -o x.mtx\n");
 }
@@ -139,18 +134,28 @@ static int lib_error(kr_ctx *ctx, kr_status st, const char *path)
     return cli_exit_code(st);
 }
 
-static int parse(int argc, char **argv, solve_opts *o, const char **matrix)
+void cli_solve_print_options(FILE *f)
+{
+    solve_opts d;
+    solve_defaults(&d);
+    cli_print_options(f, solve_table, &d);
+    fprintf(f, "\ngenerators (--gen SPEC):\n%s\n", kr_generator_help());
+    cli_print_exit_codes(f);
+}
+
+int cli_solve_parse(const char *command, int argc, char **argv, solve_opts *o,
+                    const char **matrix)
 {
     int npos;
+    cli_spec spec = {command, solve_table, 1, OFF(help)};
     solve_defaults(o);
-    int rc = cli_parse(&solve_spec, argc, argv, o, matrix, &npos);
-    if (rc == CLI_EXIT_HELP) print_help();
+    int rc = cli_parse(&spec, argc, argv, o, matrix, &npos);
     if (rc) return rc;
     if (npos == 0 && !o->gen)
-        return cli_usage_error("solve", "the matrix is missing: give A.mtx "
+        return cli_usage_error(command, "the matrix is missing: give A.mtx "
                                         "or --gen SPEC");
     if (npos == 1 && o->gen)
-        return cli_usage_error("solve",
+        return cli_usage_error(command,
                                "give either A.mtx ('%s') or --gen "
                                "'%s', not both",
                                *matrix, o->gen);
@@ -411,7 +416,8 @@ int cli_cmd_solve(int argc, char **argv)
 {
     solve_opts o;
     const char *matrix = NULL;
-    int rc = parse(argc, argv, &o, &matrix);
+    int rc = cli_solve_parse("solve", argc, argv, &o, &matrix);
+    if (rc == CLI_EXIT_HELP) print_help();
     if (rc) return rc == CLI_EXIT_HELP ? CLI_EXIT_OK : rc;
     solve_run r = {.o = &o, .name = matrix ? matrix : o.gen};
     rc = open_context(&r);
@@ -419,9 +425,24 @@ int cli_cmd_solve(int argc, char **argv)
     if (!rc) rc = load_vectors(&r);
     if (!rc) rc = setup(&r);
     if (!rc) rc = solve(&r);
+    if (!rc) cli_solve_petsc_reports(&r);
     if (!rc) report(&r);
     if (!rc) rc = write_outputs(&r);
     if (!rc) rc = finish(&r);
     run_free(&r);
     return rc;
 }
+
+/* The steps above, for krylov-petsc (drivers/solve.h). */
+int cli_solve_load(solve_run *r)
+{
+    int rc = open_context(r);
+    if (!rc) rc = load_matrix(r);
+    if (!rc) rc = load_vectors(r);
+    return rc;
+}
+
+int cli_solve_setup(solve_run *r) { return setup(r); }
+int cli_solve_solve(solve_run *r) { return solve(r); }
+int cli_solve_write(solve_run *r) { return write_outputs(r); }
+void cli_solve_free(solve_run *r) { run_free(r); }

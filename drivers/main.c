@@ -19,6 +19,10 @@ static const command commands[] = {
     {"gen", cli_cmd_gen,
      "write a generated test matrix to a Matrix Market "
      "file"},
+    {"compare-petsc", cli_cmd_compare_petsc,
+     "solve with krylov and with PETSc KSP, compare in one table"},
+    {"bench", cli_cmd_bench,
+     "benchmarks: SpMV per format (bench spmv), solves (bench solve)"},
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])
@@ -30,7 +34,7 @@ static void print_help(FILE *f)
           "usage: krylov COMMAND [options]\n\ncommands:\n",
           f);
     for (size_t i = 0; i < NCOMMANDS; i++)
-        fprintf(f, "  %-7s %s\n", commands[i].name, commands[i].summary);
+        fprintf(f, "  %-13s %s\n", commands[i].name, commands[i].summary);
     fputs("\n  krylov COMMAND --help   the options of a command\n"
           "  krylov --version        the version, and whether CUDA is built "
           "in\n\n",

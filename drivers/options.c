@@ -72,20 +72,84 @@ static const cli_opt *find_opt(const cli_opt *opts, const char *name,
 {
     for (const cli_opt *o = opts; o->name; o++) {
         if (strlen(o->name) == len && memcmp(o->name, name, len) == 0) return o;
-        if (o->alias && strlen(o->alias) == len &&
+        if (o->alias && o->kind != CLI_PETSC && strlen(o->alias) == len &&
             memcmp(o->alias, name, len) == 0)
             return o;
     }
     return NULL;
 }
 
+static int in_map(const char *const *map, const char *v)
+{
+    for (int i = 0; map[i]; i++)
+        if (strcspn(map[i], "=") == strlen(v) && !strncmp(map[i], v, strlen(v)))
+            return 1;
+    return 0;
+}
+
+/* " <cg,gmres,bcgs,bicgstab,idr>": the values a PETSc-style option takes. */
+static size_t petsc_values(const cli_opt *opts, const cli_opt *p, char *buf,
+                           size_t len)
+{
+    const char *const *v = p->choices();
+    size_t used = 0;
+    for (int i = 0; v[i] && used < len; i++)
+        used += (size_t)snprintf(buf + used, len - used, "%s%.*s",
+                                 i ? "," : " <", (int)strcspn(v[i], "="), v[i]);
+    const cli_opt *t = find_opt(opts, p->alias, strlen(p->alias));
+    const char *const *own = t && t->choices ? t->choices() : NULL;
+    for (int i = 0; p->min == 1 && own && own[i] && used < len; i++)
+        if (!in_map(v, own[i]))
+            used += (size_t)snprintf(buf + used, len - used, ",%s", own[i]);
+    if (used < len) used += (size_t)snprintf(buf + used, len - used, ">");
+    return used;
+}
+
+/* "-ksp_type <cg,gmres,...>, -ksp_rtol, ..." into buf: the PETSc-style
+ * options of the table, with the values of those that take a list. */
+static void petsc_list(const cli_opt *opts, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (const cli_opt *o = opts; o->name && used < len; o++) {
+        if (o->kind != CLI_PETSC) continue;
+        used += (size_t)snprintf(buf + used, len - used, "%s%s",
+                                 used ? ", " : "", o->name);
+        if (o->choices && used < len)
+            used += petsc_values(opts, o, buf + used, len - used);
+    }
+}
+
+static int has_petsc(const cli_opt *opts)
+{
+    for (const cli_opt *o = opts; o->name; o++)
+        if (o->kind == CLI_PETSC) return 1;
+    return 0;
+}
+
+/* what is "-pc_type ilu" or "-mat_type": never silently ignored. */
+static int unsupported_petsc(const cli_spec *spec, const char *what)
+{
+    char list[1024];
+    petsc_list(spec->opts, list, sizeof list);
+    return cli_usage_error(spec->command,
+                           "unsupported PETSc-style option '%s' (supported: "
+                           "%s)",
+                           what, list);
+}
+
 static int unknown_option(const cli_spec *spec, const char *arg, size_t len)
 {
     char list[1024] = "";
     size_t used = 0;
+    if (arg[1] != '-' && has_petsc(spec->opts)) {
+        snprintf(list, sizeof list, "%.*s", (int)len, arg);
+        return unsupported_petsc(spec, list);
+    }
     for (const cli_opt *o = spec->opts; o->name && used < sizeof list; o++)
-        used += (size_t)snprintf(list + used, sizeof list - used, "%s%s",
-                                 used ? ", " : "", o->name);
+        if (o->kind != CLI_PETSC)
+            used += (size_t)snprintf(list + used, sizeof list - used, "%s%s",
+                                     used ? ", " : "", o->name);
     return cli_usage_error(spec->command,
                            "unknown option '%.*s' for '%s' "
                            "(valid: %s, --help)",
@@ -150,6 +214,7 @@ static int set_value(const cli_spec *spec, const cli_opt *o, const char *v,
     case CLI_FLAG: *(int *)field = 1; return 0;
     case CLI_STR: *(const char **)field = v; return 0;
     case CLI_CHOICE: return set_choice(spec, o, v, field);
+    case CLI_PETSC: return 0; /* translated by parse_petsc first */
     case CLI_INT:
         if (!parse_long(v, &l) || l < o->min || l > o->max)
             return bad_number(spec, o, v);
@@ -164,6 +229,52 @@ static int set_value(const cli_spec *spec, const cli_opt *o, const char *v,
     return 0;
 }
 
+/* The krylov value a PETSc-style value v stands for, or NULL. */
+static const char *petsc_value(const cli_opt *p, const cli_opt *target,
+                               const char *v)
+{
+    const char *const *map = p->choices();
+    for (int i = 0; map[i]; i++) {
+        size_t n = strcspn(map[i], "=");
+        if (strlen(v) == n && !strncmp(map[i], v, n))
+            return map[i][n] ? map[i] + n + 1 : map[i];
+    }
+    const char *const *own = target->choices ? target->choices() : NULL;
+    for (int i = 0; p->min == 1 && own && own[i]; i++)
+        if (!strcmp(own[i], v)) return own[i];
+    return NULL;
+}
+
+/* A PETSc-style option p: sets its target with the (translated) value v,
+ * errors naming p. */
+static int parse_petsc(const cli_spec *spec, const cli_opt *p, const char *v,
+                       void *out)
+{
+    const cli_opt *target = find_opt(spec->opts, p->alias, strlen(p->alias));
+    if (!target || target->kind == CLI_PETSC)
+        return cli_usage_error(spec->command, "%s: no option %s", p->name,
+                               p->alias);
+    if (v && p->choices) {
+        const char *k = petsc_value(p, target, v);
+        if (!k) {
+            char what[256];
+            snprintf(what, sizeof what, "%s %s", p->name, v);
+            return unsupported_petsc(spec, what);
+        }
+        v = k;
+    }
+    cli_opt named = *target; /* so a bad value's message names p */
+    named.name = p->name;
+    return set_value(spec, &named, v, out);
+}
+
+static int takes_value(const cli_spec *spec, const cli_opt *o)
+{
+    if (o->kind == CLI_PETSC)
+        o = find_opt(spec->opts, o->alias, strlen(o->alias));
+    return o && o->kind != CLI_FLAG && o->kind != CLI_PETSC;
+}
+
 /* One option at argv[*i]; advances *i past its value. */
 static int parse_option(const cli_spec *spec, int argc, char **argv, int *i,
                         void *out)
@@ -173,6 +284,18 @@ static int parse_option(const cli_spec *spec, int argc, char **argv, int *i,
     size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
     const cli_opt *o = find_opt(spec->opts, arg, len);
     if (!o) return unknown_option(spec, arg, len);
+    if (o->kind == CLI_PETSC && !takes_value(spec, o)) {
+        if (eq)
+            return cli_usage_error(spec->command, "%s takes no value", o->name);
+        return parse_petsc(spec, o, NULL, out);
+    }
+    if (o->kind == CLI_PETSC) {
+        if (eq) return parse_petsc(spec, o, eq + 1, out);
+        if (*i + 1 >= argc)
+            return cli_usage_error(spec->command, "%s needs a value", o->name);
+        *i += 1;
+        return parse_petsc(spec, o, argv[*i], out);
+    }
     if (o->kind == CLI_FLAG) {
         if (eq)
             return cli_usage_error(spec->command, "%s takes no value", o->name);
@@ -234,7 +357,8 @@ static void append_default(char *buf, size_t len, const cli_opt *o,
     const char *s = NULL;
     size_t used = strlen(buf);
     switch (o->kind) {
-    case CLI_FLAG: return;
+    case CLI_FLAG:
+    case CLI_PETSC: return;
     case CLI_STR:
         s = *(const char *const *)field;
         if (s) snprintf(buf + used, len - used, " (default %s)", s);
@@ -283,10 +407,48 @@ void cli_print_help_line(FILE *f, const char *left, const char *text)
     fputc('\n', f);
 }
 
+/* "same as --method: cg, gmres, bcgs (= bicgstab), or any --method value" */
+static void petsc_help(const cli_opt *p, char *text, size_t len)
+{
+    size_t used = (size_t)snprintf(text, len, "same as %s", p->alias);
+    const char *const *v = p->choices ? p->choices() : NULL;
+    for (int i = 0; v && v[i] && used < len; i++) {
+        size_t n = strcspn(v[i], "=");
+        used += (size_t)snprintf(text + used, len - used, "%s%.*s%s%s%s",
+                                 i ? ", " : ": ", (int)n, v[i],
+                                 v[i][n] ? " (= " : "",
+                                 v[i][n] ? v[i] + n + 1 : "",
+                                 v[i][n] ? ")" : "");
+    }
+    if (v && p->min == 1 && used < len)
+        used += (size_t)snprintf(text + used, len - used, ", or any %s value",
+                                 p->alias);
+    if (p->help && used < len)
+        snprintf(text + used, len - used, "; %s", p->help);
+}
+
+static void print_petsc(FILE *f, const cli_opt *opts)
+{
+    if (!has_petsc(opts)) return;
+    fputs("\nPETSc-style aliases (a PETSc command line works unchanged; any "
+          "other\nsingle-dash option is an error):\n",
+          f);
+    for (const cli_opt *o = opts; o->name; o++) {
+        if (o->kind != CLI_PETSC) continue;
+        const cli_opt *t = find_opt(opts, o->alias, strlen(o->alias));
+        char left[64], text[512];
+        snprintf(left, sizeof left, "%s%s%s", o->name,
+                 t && t->arg ? " " : "", t && t->arg ? t->arg : "");
+        petsc_help(o, text, sizeof text);
+        cli_print_help_line(f, left, text);
+    }
+}
+
 void cli_print_options(FILE *f, const cli_opt *opts, const void *defaults)
 {
     for (const cli_opt *o = opts; o->name; o++) {
         char left[64], text[1024];
+        if (o->kind == CLI_PETSC) continue;
         snprintf(left, sizeof left, "%s%s%s%s%s", o->name, o->alias ? ", " : "",
                  o->alias ? o->alias : "", o->arg ? " " : "",
                  o->arg ? o->arg : "");
@@ -295,4 +457,5 @@ void cli_print_options(FILE *f, const cli_opt *opts, const void *defaults)
         cli_print_help_line(f, left, text);
     }
     cli_print_help_line(f, "-h, --help", "this text");
+    print_petsc(f, opts);
 }

@@ -24,10 +24,16 @@ typedef enum cli_kind {
     CLI_STR,   /* const char *, any text                                */
     CLI_INT,   /* int in [min, max]                                     */
     CLI_REAL,  /* finite double in [min, max]                           */
-    CLI_CHOICE /* const char *, one of choices()                        */
+    CLI_CHOICE, /* const char *, one of choices()                       */
+    CLI_PETSC   /* a PETSc-style spelling of the option named by alias   */
 } cli_kind;
 
-/* One option: where its value goes in the command's options struct. */
+/* One option: where its value goes in the command's options struct.
+ * A CLI_PETSC entry ("-ksp_rtol") stands for the table's option named by
+ * its alias ("--rtol") and takes that option's values, except that when
+ * choices is set the value must be one of its "petsc" or "petsc=krylov"
+ * entries (or, with min = 1, one of the target's own values). Its offset,
+ * max and arg are unused; help, if any, adds a remark. */
 typedef struct cli_opt {
     const char *name;  /* "--rtol" or "-o"                                */
     const char *alias; /* a second spelling ("--output"), or NULL         */
@@ -55,7 +61,9 @@ int cli_parse(const cli_spec *spec, int argc, char **argv, void *out,
               const char **pos, int *npos);
 
 /* Prints the option lines of the table, then -h/--help, with the defaults
- * found in defaults (an options struct filled with the default values). */
+ * found in defaults (an options struct filled with the default values),
+ * then a "PETSc-style aliases" section when the table has CLI_PETSC
+ * entries. */
 void cli_print_options(FILE *f, const cli_opt *opts, const void *defaults);
 
 /* Prints "  left   text", the text wrapped at 79 columns. */

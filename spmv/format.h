@@ -44,6 +44,14 @@ struct kr_matrix {
 /* Per-format tables (spmv/csr.c, spmv/csr.cu or the stubs). */
 extern const kr_format_ops kr_csr_cpu_ops;
 const kr_format_ops *kr_csr_cuda_ops(void);
+extern const kr_format_ops kr_ellr_cpu_ops;
+const kr_format_ops *kr_ellr_cuda_ops(void);
+extern const kr_format_ops kr_pellr_cpu_ops;
+const kr_format_ops *kr_pellr_cuda_ops(void);
+extern const kr_format_ops kr_vsr_cpu_ops;
+const kr_format_ops *kr_vsr_cuda_ops(void);
+extern const kr_format_ops kr_hyb_cpu_ops;
+const kr_format_ops *kr_hyb_cuda_ops(void);
 
 #ifdef __cplusplus
 }

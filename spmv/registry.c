@@ -7,6 +7,14 @@
 static const kr_format_entry formats[] = {
     {"csr", "compressed sparse rows (cuSPARSE on the GPU); the baseline",
      &kr_csr_cpu_ops, kr_csr_cuda_ops},
+    {"ellr", "ELLPACK-R: rows padded to the longest, column-major",
+     &kr_ellr_cpu_ops, kr_ellr_cuda_ops},
+    {"pellr", "permuted ELLPACK-R: rows sorted by length, per-warp widths",
+     &kr_pellr_cpu_ops, kr_pellr_cuda_ops},
+    {"vsr", "vectorized segment reduction: fixed nonzeros per warp (skew)",
+     &kr_vsr_cpu_ops, kr_vsr_cuda_ops},
+    {"hyb", "ELL part of width K plus a COO remainder (segment-reduced)",
+     &kr_hyb_cpu_ops, kr_hyb_cuda_ops},
 };
 
 #define NFORMATS (sizeof formats / sizeof formats[0])

@@ -1,23 +1,33 @@
 #!/bin/sh
-# Makes sure the test dependencies are installed: Check and zlib (and PETSc
-# once the comparison tests exist). As root it installs them with apt-get;
-# otherwise it prints the exact command and fails.
+# Makes sure the test dependencies are installed: Check and zlib, and PETSc
+# (petsc-dev, with mpicc) for the krylov-vs-PETSc comparison tests. As root
+# it installs them with apt-get; otherwise it prints the exact command and
+# fails for Check and zlib, while without PETSc it only says so (the
+# comparison tests then skip visibly).
 set -u
 missing=""
 pkg-config --exists check 2>/dev/null || missing="$missing check"
 pkg-config --exists zlib 2>/dev/null || missing="$missing zlib1g-dev"
 command -v pkg-config >/dev/null 2>&1 || missing="pkg-config $missing"
-[ -z "$missing" ] && exit 0
+petsc=""
+{ pkg-config --exists PETSc 2>/dev/null && command -v mpicc >/dev/null 2>&1; } ||
+    petsc=" petsc-dev"
+[ -z "$missing$petsc" ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "installing test dependencies:$missing"
+    echo "installing test dependencies:$missing$petsc"
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq >/dev/null &&
-        apt-get install -y -qq $missing >/dev/null || {
-        echo "error: apt-get install$missing failed" >&2
+        apt-get install -y -qq $missing $petsc >/dev/null || {
+        echo "error: apt-get install$missing$petsc failed" >&2
         exit 1
     }
     exit 0
 fi
+if [ -n "$petsc" ]; then
+    echo "note: PETSc is not installed, so the PETSc comparison tests will" \
+        "skip; install it with: sudo apt-get install petsc-dev" >&2
+fi
+[ -z "$missing" ] && exit 0
 echo "error: missing test dependencies:$missing" >&2
-echo "install them with: sudo apt-get install$missing" >&2
+echo "install them with: sudo apt-get install$missing$petsc" >&2
 exit 1

@@ -1,0 +1,457 @@
+/* krylov bench solve: for every matrix, --reps full solves (matrix build,
+ * preconditioner build, kr_solve from x0 = 0 with b = A*ones, as krylov
+ * solve does), reporting the median setup and iteration times, the time
+ * per iteration, and next to it the bytes an iteration must move (the
+ * per-method model of drivers/bench_model.c), the time those bytes take at
+ * the copy bandwidth measured in the same run, and measured / floor. */
+#include "drivers/bench.h"
+#include "drivers/bench_common.h"
+#include "drivers/bench_model.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct solve_opts {
+    BENCH_COMMON_FIELDS;
+    const char *method, *precond, *format;
+    int s, restart, maxit;
+    double rtol, atol;
+} solve_opts;
+
+typedef struct solve_row {
+    const bench_item *item;
+    int32_t n, nnz;
+    int ok;         /* the solves ran; else note says why not   */
+    char note[256]; /* "failed: <message>", "not square", ...   */
+    int iterations, its_varied;
+    kr_reason reason;
+    double true_rel; /* ||b - A x|| / ||b||                     */
+    double setup_s, matrix_s, precond_s, solve_s, per_iter_s; /* medians */
+    double spmv_bytes, iter_bytes, floor_s, ratio;
+    bench_iter_model model;
+} solve_row;
+
+typedef struct solve_run {
+    const solve_opts *o;
+    bench_list list;
+    kr_ctx *ctx;
+    size_t copy_bytes;
+    double copy_bps;
+    char date[32];
+    solve_row *rows;
+    int nrows;
+} solve_run;
+
+/* One matrix while its solves run; t holds each rep's times. */
+typedef struct solve_mat {
+    kr_csr A;
+    kr_vec *b, *x;
+    double *t[5]; /* setup, matrix, precond, solve, per iteration */
+} solve_mat;
+
+#define OFF(field) offsetof(solve_opts, field)
+
+static const cli_opt solve_table[] = {
+    {"--method", NULL, CLI_CHOICE, OFF(method), 0, 0, kr_method_names, "M",
+     "Krylov method"},
+    {"--precond", NULL, CLI_CHOICE, OFF(precond), 0, 0, kr_precond_names, "P",
+     "preconditioner"},
+    {"--format", NULL, CLI_CHOICE, OFF(format), 0, 0, kr_format_names, "F",
+     "sparse matrix format"},
+    {"--rtol", NULL, CLI_REAL, OFF(rtol), 0, INFINITY, NULL, "X",
+     "converged when ||r|| <= max(rtol*||b||, atol)"},
+    {"--atol", NULL, CLI_REAL, OFF(atol), 0, INFINITY, NULL, "X",
+     "absolute residual tolerance"},
+    {"--maxit", NULL, CLI_INT, OFF(maxit), 0, INT_MAX, NULL, "N",
+     "maximum number of iterations"},
+    {"--s", NULL, CLI_INT, OFF(s), 1, 64, NULL, "S",
+     "IDR(s) shadow space dimension"},
+    {"--restart", NULL, CLI_INT, OFF(restart), 1, 1000, NULL, "M",
+     "GMRES restart length"},
+    {"--reps", NULL, CLI_INT, OFF(reps), 1, 1000, NULL, "N",
+     "solves per matrix (setup included); medians are reported"},
+    BENCH_COMMON_OPTS(solve_opts),
+    {NULL, NULL, CLI_FLAG, 0, 0, 0, NULL, NULL, NULL},
+};
+
+static const cli_spec solve_spec = {"bench solve", solve_table,
+                                    BENCH_MAX_MATRICES, OFF(help)};
+
+static void solve_defaults(solve_opts *o)
+{
+    kr_solve_options d;
+    kr_solve_options_default(&d);
+    memset(o, 0, sizeof *o);
+    o->method = d.method;
+    o->s = d.s;
+    o->restart = d.restart;
+    o->rtol = d.rtol;
+    o->atol = d.atol;
+    o->maxit = d.maxit;
+    o->precond = "jacobi";
+    o->format = "csr";
+    o->device = "auto";
+    o->reps = 3;
+}
+
+static void print_help(void)
+{
+    solve_opts d;
+    solve_defaults(&d);
+    printf("usage: krylov bench solve [A.mtx ...] [--gen SPEC ...] "
+           "[options]\n\n"
+           "Solves A x = b (b = A*ones, x0 = 0, as krylov solve does) --reps "
+           "times per\nmatrix and reports the medians of the setup (matrix "
+           "build + preconditioner\nbuild), the iterations and the time per "
+           "iteration, next to the bytes one\niteration must move (SpMVs at "
+           "their minimum bytes, preconditioner and vector\npasses counted "
+           "from solver/<method>.c; the model is printed with the "
+           "results),\nthe time those bytes take at the copy bandwidth "
+           "measured in the same run,\nand measured / floor. A solve that "
+           "does not converge is reported, not an\nerror (exit 0). The "
+           "default matrix set is that of 'krylov bench spmv'.\n\n"
+           "options:\n");
+    cli_print_options(stdout, solve_table, &d);
+    printf("\n");
+    cli_print_exit_codes(stdout);
+    printf("\nexample:\n  krylov bench solve --gen poisson3d:64 --method cg "
+           "--reps 5 --json solve.json\n");
+}
+
+static int parse(solve_run *r, solve_opts *o, int argc, char **argv)
+{
+    const char *gens[argc + 1], *files[argc + 1];
+    char *rest[argc + 1];
+    int ngens, nrest, nfiles;
+    solve_defaults(o);
+    int rc = bench_split_gens("bench solve", solve_table, argc, argv, gens,
+                              &ngens, rest, &nrest);
+    if (!rc) rc = cli_parse(&solve_spec, nrest, rest, o, files, &nfiles);
+    if (rc == CLI_EXIT_HELP) print_help();
+    if (!rc) rc = bench_list_make(&r->list, files, nfiles, gens, ngens);
+    return rc;
+}
+
+static void solver_options(const solve_opts *o, kr_solve_options *opt)
+{
+    kr_solve_options_default(opt);
+    opt->method = o->method;
+    opt->s = o->s;
+    opt->restart = o->restart;
+    opt->rtol = o->rtol;
+    opt->atol = o->atol;
+    opt->maxit = o->maxit;
+}
+
+/* A status that ends this matrix's row (or, if fatal, the run). */
+static int row_failed(solve_run *r, solve_row *row, kr_status st)
+{
+    if (bench_fatal(st)) return bench_lib_error(r->ctx, st, row->item->name);
+    snprintf(row->note, sizeof row->note, "failed: %s", kr_ctx_error(r->ctx));
+    fprintf(stderr, "bench solve: %s: %s\n", row->item->name, row->note);
+    return 0;
+}
+
+static void record(solve_row *row, solve_mat *m, int rep, const double *t,
+                   const kr_result *res)
+{
+    for (int i = 0; i < 4; i++)
+        m->t[i][rep] = t[i];
+    m->t[4][rep] = res->iterations ? t[3] / res->iterations : NAN;
+    if (rep == 0) {
+        row->iterations = res->iterations;
+        row->reason = res->reason;
+        row->true_rel = res->bnorm > 0 ? res->true_rnorm / res->bnorm : NAN;
+    }
+    row->its_varied |= res->iterations != row->iterations;
+}
+
+/* One solve, setup included; t = setup, matrix, precond, solve seconds. */
+static kr_status one_rep(solve_run *r, solve_row *row, solve_mat *m, int rep)
+{
+    kr_matrix *M = NULL;
+    kr_precond *P = NULL;
+    kr_result res = {0};
+    kr_solve_options opt;
+    solver_options(r->o, &opt);
+    double t0 = kr_wtime();
+    kr_status st = kr_matrix_create(r->ctx, &m->A, r->o->format, &M);
+    double t1 = kr_wtime();
+    if (st == KR_OK) st = kr_precond_create(r->ctx, &m->A, r->o->precond, &P);
+    double t2 = kr_wtime();
+    if (st == KR_OK) st = kr_vec_fill(m->x, 0.0);
+    if (st == KR_OK) st = kr_solve(r->ctx, M, P, m->b, m->x, &opt, &res);
+    double t[4] = {t2 - t0, t1 - t0, t2 - t1, res.solve_seconds};
+    if (st == KR_OK) record(row, m, rep, t, &res);
+    kr_result_free(&res);
+    kr_precond_destroy(P);
+    kr_matrix_destroy(M);
+    return st;
+}
+
+/* b = A*ones on the device, x allocated; the time arrays. Returns an exit
+ * code: nothing here fails but for memory or the device. */
+static int prepare(solve_run *r, const solve_row *row, solve_mat *m)
+{
+    size_t n = (size_t)m->A.nrows + 1;
+    double *ones = malloc(n * sizeof *ones), *b = malloc(n * sizeof *b);
+    int bad = !ones || !b;
+    for (int i = 0; i < 5; i++) {
+        m->t[i] = malloc((size_t)r->o->reps * sizeof(double));
+        bad |= !m->t[i];
+    }
+    if (bad) {
+        free(ones);
+        free(b);
+        cli_error("out of host memory");
+        return CLI_EXIT_DEVICE;
+    }
+    for (size_t i = 0; i < n; i++)
+        ones[i] = 1.0;
+    kr_csr_matvec(&m->A, ones, b);
+    kr_status st = kr_vec_create(r->ctx, m->A.nrows, &m->b);
+    if (st == KR_OK) st = kr_vec_create(r->ctx, m->A.nrows, &m->x);
+    if (st == KR_OK) st = kr_vec_upload(m->b, b);
+    free(ones);
+    free(b);
+    return st == KR_OK ? 0 : bench_lib_error(r->ctx, st, row->item->name);
+}
+
+static void finish_row(solve_run *r, solve_row *row, solve_mat *m)
+{
+    int reps = r->o->reps;
+    row->ok = 1;
+    row->setup_s = bench_median(m->t[0], reps);
+    row->matrix_s = bench_median(m->t[1], reps);
+    row->precond_s = bench_median(m->t[2], reps);
+    row->solve_s = bench_median(m->t[3], reps);
+    row->per_iter_s = bench_median(m->t[4], reps);
+    int s = r->o->s < row->n ? r->o->s : (int)row->n; /* as idr.c does */
+    bench_iter_model_make(r->o->method, r->o->precond, s, r->o->restart,
+                          row->iterations, &row->model);
+    row->spmv_bytes = bench_spmv_min_bytes(row->n, row->n, row->nnz);
+    row->iter_bytes = bench_iter_bytes(&row->model, row->spmv_bytes, row->n);
+    row->floor_s = row->iter_bytes / r->copy_bps;
+    row->ratio = row->per_iter_s / row->floor_s;
+    if (row->its_varied)
+        snprintf(row->note, sizeof row->note, "iterations varied between reps");
+}
+
+static void mat_free(solve_mat *m)
+{
+    kr_vec_destroy(m->b);
+    kr_vec_destroy(m->x);
+    for (int i = 0; i < 5; i++)
+        free(m->t[i]);
+    kr_csr_free(&m->A);
+}
+
+static int run_solves(solve_run *r, solve_row *row, solve_mat *m)
+{
+    int rc = prepare(r, row, m);
+    if (rc) return rc;
+    kr_status st = KR_OK;
+    for (int rep = 0; rep < r->o->reps && st == KR_OK; rep++)
+        st = one_rep(r, row, m, rep);
+    if (st != KR_OK) return row_failed(r, row, st);
+    finish_row(r, row, m);
+    return 0;
+}
+
+static int run_matrix(solve_run *r, int k)
+{
+    solve_mat m = {0};
+    solve_row *row = &r->rows[r->nrows];
+    memset(row, 0, sizeof *row);
+    row->item = &r->list.items[k];
+    int rc = bench_load("bench solve", r->ctx, row->item, &m.A);
+    if (!rc) {
+        r->nrows++;
+        row->n = m.A.nrows;
+        row->nnz = m.A.nnz;
+        fprintf(stderr, "bench solve: [%d/%d] %s (n %d, nnz %d)\n", k + 1,
+                r->list.n, row->item->name, (int)m.A.nrows, (int)m.A.nnz);
+    }
+    if (!rc && m.A.nrows != m.A.ncols)
+        snprintf(row->note, sizeof row->note, "skipped: %d x %d, not square",
+                 (int)m.A.nrows, (int)m.A.ncols);
+    else if (!rc)
+        rc = run_solves(r, row, &m);
+    mat_free(&m);
+    return rc;
+}
+
+/* ------------------------------------------------------------ output */
+
+static void md_header(FILE *f, const solve_run *r)
+{
+    const solve_opts *o = r->o;
+    fprintf(f,
+            "# krylov bench solve\n\n"
+            "- device: %s\n- date (UTC): %s\n"
+            "- settings: method %s, precond %s, format %s, rtol %g, atol %g, "
+            "maxit %d, s %d, restart %d, reps %d, threads %d; b = A*ones, "
+            "x0 = 0\n"
+            "- copy bandwidth: %.2f GB/s (device-to-device copy of %zu MiB, "
+            "bytes read + written, median of %d)\n"
+            "- times are medians of the reps; setup = matrix build + "
+            "preconditioner build; ms/it = solve time / iterations\n"
+            "- floor = bytes per iteration / copy bandwidth; SpMV bytes: %s\n",
+            kr_ctx_device_name(r->ctx), r->date, o->method, o->precond,
+            o->format, o->rtol, o->atol, o->maxit, o->s, o->restart, o->reps,
+            kr_ctx_threads(r->ctx), r->copy_bps * 1e-9, r->copy_bytes >> 20,
+            BENCH_COPY_REPS, BENCH_SPMV_MODEL);
+    for (int i = 0; i < r->nrows; i++)
+        if (r->rows[i].ok) { /* GMRES's depends on the iterations: in JSON */
+            fprintf(f, "- bytes per iteration: %s\n", r->rows[i].model.text);
+            break;
+        }
+    fputc('\n', f);
+}
+
+static void md_row(FILE *f, const solve_row *w)
+{
+    fprintf(f, "| %s | %d | %d |", w->item->name, (int)w->n, (int)w->nnz);
+    if (!w->ok) {
+        fprintf(f, " - | - | - | - | - | - | - | - | - | - | %s |\n", w->note);
+        return;
+    }
+    fprintf(f, " %d | %s | %.2e | %.3f | %.3f | %.3f | %.4f | %.3f | %.4f | ",
+            w->iterations, kr_reason_name(w->reason), w->true_rel,
+            w->setup_s * 1e3, w->solve_s * 1e3, (w->setup_s + w->solve_s) * 1e3,
+            w->per_iter_s * 1e3, w->iter_bytes / 1048576.0, w->floor_s * 1e3);
+    bench_md_num(f, "%.2f", w->ratio);
+    fprintf(f, " | %s |\n", w->note);
+}
+
+static void write_markdown(FILE *f, const void *arg)
+{
+    const solve_run *r = arg;
+    md_header(f, r);
+    fprintf(f, "| matrix | n | nnz | its | reason | true rel. res. | setup ms "
+               "| solve ms | total ms | ms/it | MB/it | floor ms/it | "
+               "measured/floor | note |\n"
+               "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    for (int i = 0; i < r->nrows; i++)
+        md_row(f, &r->rows[i]);
+}
+
+static void json_row(FILE *f, const solve_row *w)
+{
+    cli_json j;
+    cli_json_begin(&j, f);
+    cli_json_str(&j, "matrix", w->item->name);
+    cli_json_bool(&j, "generated", w->item->generated);
+    cli_json_int(&j, "n", w->n);
+    cli_json_int(&j, "nnz", w->nnz);
+    cli_json_str(&j, "status", w->ok ? "ok" : "skipped");
+    cli_json_str(&j, "note", w->note);
+    if (w->ok) {
+        cli_json_int(&j, "iterations", w->iterations);
+        cli_json_bool(&j, "iterations_varied", w->its_varied);
+        cli_json_str(&j, "reason", kr_reason_name(w->reason));
+        cli_json_num(&j, "true_relative_residual", w->true_rel);
+        cli_json_num(&j, "setup_s", w->setup_s);
+        cli_json_num(&j, "matrix_build_s", w->matrix_s);
+        cli_json_num(&j, "precond_build_s", w->precond_s);
+        cli_json_num(&j, "solve_s", w->solve_s);
+        cli_json_num(&j, "time_to_solution_s", w->setup_s + w->solve_s);
+        cli_json_num(&j, "seconds_per_iteration", w->per_iter_s);
+        cli_json_num(&j, "spmv_min_bytes", w->spmv_bytes);
+        cli_json_num(&j, "spmvs_per_iteration", w->model.spmvs);
+        cli_json_num(&j, "precond_per_iteration", w->model.pcs);
+        cli_json_num(&j, "vector_passes_per_iteration", w->model.vectors);
+        cli_json_num(&j, "bytes_per_iteration", w->iter_bytes);
+        cli_json_num(&j, "floor_seconds_per_iteration", w->floor_s);
+        cli_json_num(&j, "measured_over_floor", w->ratio);
+        cli_json_str(&j, "bytes_model", w->model.text);
+    }
+    cli_json_end(&j);
+}
+
+static void json_settings(cli_json *j, const solve_run *r)
+{
+    const solve_opts *o = r->o;
+    cli_json s;
+    bench_json_key(j, "settings");
+    cli_json_begin(&s, j->f);
+    cli_json_str(&s, "method", o->method);
+    cli_json_str(&s, "precond", o->precond);
+    cli_json_str(&s, "format", o->format);
+    cli_json_num(&s, "rtol", o->rtol);
+    cli_json_num(&s, "atol", o->atol);
+    cli_json_int(&s, "maxit", o->maxit);
+    cli_json_int(&s, "s", o->s);
+    cli_json_int(&s, "restart", o->restart);
+    cli_json_int(&s, "reps", o->reps);
+    cli_json_str(&s, "device_requested", o->device);
+    cli_json_int(&s, "threads", kr_ctx_threads(r->ctx));
+    cli_json_int(&s, "copy_bytes", (long long)r->copy_bytes);
+    cli_json_int(&s, "copy_reps", BENCH_COPY_REPS);
+    cli_json_end(&s);
+}
+
+static void write_json(FILE *f, const void *arg)
+{
+    const solve_run *r = arg;
+    cli_json j;
+    cli_json_begin(&j, f);
+    cli_json_str(&j, "command", "bench solve");
+    cli_json_str(&j, "krylov_version", KR_VERSION_STRING);
+    cli_json_str(&j, "device", kr_ctx_device_name(r->ctx));
+    cli_json_str(&j, "date_utc", r->date);
+    json_settings(&j, r);
+    cli_json_num(&j, "copy_bytes_per_s", r->copy_bps);
+    cli_json_str(&j, "spmv_bytes_model", BENCH_SPMV_MODEL);
+    bench_json_key(&j, "rows");
+    fputc('[', f);
+    for (int i = 0; i < r->nrows; i++) {
+        fputs(i ? "," : "", f);
+        json_row(f, &r->rows[i]);
+    }
+    fputc(']', f);
+    cli_json_end(&j);
+}
+
+static int outputs(solve_run *r)
+{
+    write_markdown(stdout, r);
+    fflush(stdout);
+    int rc = 0;
+    if (r->o->markdown)
+        rc = bench_write_file(r->o->markdown, write_markdown, r);
+    if (!rc && r->o->json) rc = bench_write_file(r->o->json, write_json, r);
+    return rc;
+}
+
+static int run_all(solve_run *r)
+{
+    int rc = bench_open(r->o->device, r->o->threads, &r->ctx);
+    if (!rc)
+        rc = bench_copy_bandwidth(r->ctx, r->o->copy_mb, &r->copy_bytes,
+                                  &r->copy_bps);
+    if (!rc) {
+        r->rows = calloc((size_t)r->list.n + 1, sizeof *r->rows);
+        if (!r->rows) cli_error("out of host memory for the results");
+        if (!r->rows) rc = CLI_EXIT_DEVICE;
+    }
+    bench_utc_date(r->date, sizeof r->date);
+    for (int k = 0; !rc && k < r->list.n; k++)
+        rc = run_matrix(r, k);
+    if (!rc) rc = outputs(r);
+    return rc;
+}
+
+int cli_bench_solve(int argc, char **argv)
+{
+    solve_opts o;
+    solve_run r = {.o = &o};
+    int rc = parse(&r, &o, argc, argv);
+    if (!rc) rc = run_all(&r);
+    free(r.rows);
+    kr_ctx_destroy(r.ctx);
+    bench_list_free(&r.list);
+    return rc == CLI_EXIT_HELP ? CLI_EXIT_OK : rc;
+}

@@ -1,0 +1,41 @@
+/* krylov bench: dispatches to `bench spmv` (SpMV time per format) and
+ * `bench solve` (time to solution against the bytes an iteration moves),
+ * and prints the overview of both. */
+#include "drivers/bench.h"
+#include "drivers/commands.h"
+#include "drivers/options.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void print_help(FILE *f)
+{
+    fputs("usage: krylov bench spmv  [A.mtx ...] [--gen SPEC ...] [options]\n"
+          "       krylov bench solve [A.mtx ...] [--gen SPEC ...] [options]\n"
+          "\n"
+          "  spmv   time y = A x in every format: GFLOP/s, effective GB/s "
+          "against the\n         measured copy bandwidth, speedup over csr\n"
+          "  solve  time to solution (setup + iterations), time per "
+          "iteration against\n         the bytes an iteration must move\n"
+          "\nWith no matrix given, both run the default set (see 'krylov "
+          "bench spmv --help').\nBoth print a Markdown report; --json FILE "
+          "and --markdown FILE write files.\n\n",
+          f);
+    cli_print_exit_codes(f);
+}
+
+int cli_cmd_bench(int argc, char **argv)
+{
+    if (argc < 1) {
+        print_help(stderr);
+        return CLI_EXIT_USAGE;
+    }
+    if (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h")) {
+        print_help(stdout);
+        return CLI_EXIT_OK;
+    }
+    if (!strcmp(argv[0], "spmv")) return cli_bench_spmv(argc - 1, argv + 1);
+    if (!strcmp(argv[0], "solve")) return cli_bench_solve(argc - 1, argv + 1);
+    return cli_usage_error(
+        "bench", "unknown benchmark '%s' (valid: spmv, solve)", argv[0]);
+}

@@ -1,0 +1,51 @@
+/* The steps of `krylov solve`, shared with `krylov-petsc` (the program
+ * behind `krylov compare-petsc`) so that both parse the same options and
+ * load the same problem with one implementation: parse, load (context,
+ * A, b, x0), set up, solve, write, free. Each step returns an exit code
+ * (drivers/options.h) after printing its error. */
+#ifndef KR_DRIVERS_SOLVE_H
+#define KR_DRIVERS_SOLVE_H
+
+#include "krylov.h"
+
+#include <stdio.h>
+
+typedef struct solve_opts {
+    const char *rhs, *x0, *out, *history, *gen;
+    const char *method, *precond, *format, *device;
+    int s, restart, maxit, threads, monitor, json, help;
+    int converged_reason, view; /* PETSc-style reports after the solve */
+    double rtol, atol, dtol;
+} solve_opts;
+
+/* Everything one solve holds; freed by cli_solve_free. */
+typedef struct solve_run {
+    const solve_opts *o;
+    const char *name; /* the matrix file or the generator spec */
+    kr_ctx *ctx;
+    kr_csr A;
+    double *b, *x; /* host; x holds x0 until the solve, then the solution */
+    kr_matrix *M;
+    kr_precond *P;
+    double setup_seconds;
+    kr_result res;
+} solve_run;
+
+/* Parses the options of `krylov solve` for command ("solve",
+ * "compare-petsc": named in the messages); *matrix is the matrix file or
+ * NULL with --gen. Returns CLI_EXIT_HELP for --help (the caller prints). */
+int cli_solve_parse(const char *command, int argc, char **argv, solve_opts *o,
+                    const char **matrix);
+/* The option list, PETSc aliases, generators and exit codes of --help. */
+void cli_solve_print_options(FILE *f);
+/* Opens the context and reads or generates A, b and x0. */
+int cli_solve_load(solve_run *r);
+/* Builds the matrix format and the preconditioner (timed). */
+int cli_solve_setup(solve_run *r);
+/* Solves into r->x and r->res, with the monitor when asked. */
+int cli_solve_solve(solve_run *r);
+/* Writes -o and --history when given. */
+int cli_solve_write(solve_run *r);
+void cli_solve_free(solve_run *r);
+
+#endif

@@ -1,0 +1,281 @@
+/* Permuted ELLPACK-R on the GPU: the host build of spmv/pellr.c uploaded as
+ * is. One warp per slice of 32 sorted rows, one thread per row: at step j
+ * the warp reads val[off_s + lane + j*32], 32 consecutive entries, so every
+ * load is coalesced, and the rows of a warp have similar lengths, so few
+ * lanes idle.
+ *
+ * The first slices hold the longest rows. A slice much wider than the mean
+ * would keep its one warp busy long after the others finished (a power-law
+ * matrix has rows of 10^5 entries), so each "long" slice is cut into tiles
+ * of 128 steps j; a tile is one block whose 8 warps take every 8th step and
+ * add their sums in shared memory; the tile sums go to a work array made in
+ * build, and a second small kernel adds them per row in tile order and
+ * writes y. Both sums have a fixed order: results are deterministic. */
+#include "core/cuda.h"
+#include "core/vec.h"
+#include "spmv/format.h"
+#include "spmv/pellr.h"
+
+#include <stdlib.h>
+
+#define PELLR_BLOCK 256
+#define PELLR_WARPS (PELLR_BLOCK / 32)
+#ifndef PELLR_TILE_STEPS
+#define PELLR_TILE_STEPS 16 /* steps j per warp in one tile */
+#endif
+/* Steps j of one tile; a long slice is at least this wide ... */
+#define PELLR_TILE_J (PELLR_WARPS * PELLR_TILE_STEPS)
+/* ... and this many times wider than the mean slice. */
+#define PELLR_LONG_FACTOR 4
+
+typedef struct pellr_gpu {
+    int32_t nrows, nslices;
+    int32_t nlong;  /* long slices: the first nlong (widths do not grow) */
+    int32_t ntiles; /* tiles of the long slices                          */
+    int64_t stored;
+    size_t bytes;
+    int32_t *perm;       /* nrows                                        */
+    int32_t *rl;         /* nslices*32                                   */
+    int64_t *off;        /* nslices + 1                                  */
+    double *val;         /* stored                                       */
+    int32_t *col;        /* stored                                       */
+    int2 *tile;          /* ntiles: (slice, first step j)                */
+    int32_t *tile_start; /* nlong + 1: the tiles of long slice s          */
+    double *part;        /* ntiles*32: each tile's sum per row           */
+} pellr_gpu;
+
+typedef struct pellr_args {
+    int32_t n, nslices, nlong, ntiles;
+    const int32_t *__restrict__ perm;
+    const int32_t *__restrict__ rl;
+    const int64_t *__restrict__ off;
+    const double *__restrict__ val;
+    const int32_t *__restrict__ col;
+    const int2 *__restrict__ tile;
+    const int32_t *__restrict__ tile_start;
+    double *__restrict__ part;
+} pellr_args;
+
+static __device__ __forceinline__ void put(const pellr_args &a, int64_t k,
+                                           double s, double alpha, double beta,
+                                           double *__restrict__ y)
+{
+    if (k >= a.n) return; /* padding row of the last slice */
+    const int32_t r = a.perm[k];
+    y[r] = beta == 0.0 ? alpha * s : alpha * s + beta * y[r];
+}
+
+/* One tile of a long slice: part[t][lane] = the row's sum over the tile. */
+static __device__ __forceinline__ void long_tile(const pellr_args &a,
+                                                 const double *__restrict__ x)
+{
+    __shared__ double sums[PELLR_WARPS][32];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int2 t = a.tile[blockIdx.x]; /* (slice, first step) */
+    const int32_t len = a.rl[(int64_t)t.x * 32 + lane];
+    const int32_t end = len < t.y + PELLR_TILE_J ? len : t.y + PELLR_TILE_J;
+    const double *v = a.val + a.off[t.x] + lane;
+    const int32_t *c = a.col + a.off[t.x] + lane;
+    double s = 0.0;
+#pragma unroll 4
+    for (int32_t j = t.y + warp; j < end; j += PELLR_WARPS)
+        s += v[(int64_t)j * 32] * __ldg(x + c[(int64_t)j * 32]);
+    sums[warp][lane] = s;
+    __syncthreads();
+    if (warp != 0) return;
+    for (int w = 1; w < PELLR_WARPS; w++)
+        s += sums[w][lane];
+    a.part[(int64_t)blockIdx.x * 32 + lane] = s;
+}
+
+/* Blocks [0, ntiles) are tiles of long slices; each later block runs 8
+ * ordinary slices (from nlong on), one warp each. Exact grid. */
+__global__ void __launch_bounds__(PELLR_BLOCK)
+    pellr_spmv(const pellr_args a, const double *__restrict__ x, double alpha,
+               double beta, double *__restrict__ y)
+{
+    if ((int32_t)blockIdx.x < a.ntiles) { /* uniform over the block */
+        long_tile(a, x);
+        return;
+    }
+    const int64_t s = a.nlong + (int64_t)(blockIdx.x - a.ntiles) * PELLR_WARPS +
+                      (threadIdx.x >> 5);
+    if (s >= a.nslices) return;
+    const int lane = threadIdx.x & 31;
+    const int64_t k = s * 32 + lane;
+    const int32_t len = a.rl[k];
+    const double *v = a.val + a.off[s] + lane;
+    const int32_t *c = a.col + a.off[s] + lane;
+    double sum = 0.0;
+#pragma unroll 4
+    for (int32_t j = 0; j < len; j++) {
+        sum += v[0] * __ldg(x + c[0]);
+        v += 32;
+        c += 32;
+    }
+    put(a, k, sum, alpha, beta, y);
+}
+
+/* y = alpha*A*x + beta*y for the rows of the long slices: the tile sums of
+ * each row, added in tile order. One thread per row. */
+__global__ void __launch_bounds__(PELLR_BLOCK)
+    pellr_long_finish(const pellr_args a, double alpha, double beta,
+                      double *__restrict__ y)
+{
+    const int64_t k = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (k >= (int64_t)a.nlong * 32) return;
+    const int64_t s = k >> 5;
+    const int lane = threadIdx.x & 31;
+    double sum = 0.0;
+    for (int32_t t = a.tile_start[s]; t < a.tile_start[s + 1]; t++)
+        sum += a.part[(int64_t)t * 32 + lane];
+    put(a, k, sum, alpha, beta, y);
+}
+
+static void pellr_gpu_destroy(kr_ctx *ctx, void *impl)
+{
+    pellr_gpu *m = (pellr_gpu *)impl;
+    if (!m) return;
+    kr_dev_free(ctx, m->perm);
+    kr_dev_free(ctx, m->rl);
+    kr_dev_free(ctx, m->off);
+    kr_dev_free(ctx, m->val);
+    kr_dev_free(ctx, m->col);
+    kr_dev_free(ctx, m->tile);
+    kr_dev_free(ctx, m->tile_start);
+    kr_dev_free(ctx, m->part);
+    free(m);
+}
+
+/* The long slices form a prefix: widths do not grow along the slices. */
+static int32_t count_long(const kr_pellr_host *P)
+{
+    if (P->nslices == 0) return 0;
+    double mean = (double)kr_pellr_host_stored(P) / 32.0 / P->nslices;
+    int32_t s = 0;
+    while (s < P->nslices && P->width[s] >= PELLR_TILE_J &&
+           P->width[s] >= PELLR_LONG_FACTOR * mean)
+        s++;
+    return s;
+}
+
+/* Cuts the long slices into tiles of PELLR_TILE_J steps; uploads the tile
+ * list and each slice's first tile, and makes the tile sums' work array. */
+static kr_status make_tiles(kr_ctx *ctx, pellr_gpu *m, const kr_pellr_host *P)
+{
+    int32_t *start = (int32_t *)malloc(((size_t)m->nlong + 1) * 4);
+    if (!start) return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
+    start[0] = 0;
+    for (int32_t s = 0; s < m->nlong; s++)
+        start[s + 1] =
+            start[s] + (P->width[s] + PELLR_TILE_J - 1) / PELLR_TILE_J;
+    m->ntiles = start[m->nlong];
+    int2 *tile = (int2 *)malloc(((size_t)m->ntiles + 1) * sizeof *tile);
+    kr_status st =
+        tile ? KR_OK : kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
+    for (int32_t s = 0; st == KR_OK && s < m->nlong; s++)
+        for (int32_t t = start[s]; t < start[s + 1]; t++)
+            tile[t] = make_int2(s, (t - start[s]) * PELLR_TILE_J);
+    if (st == KR_OK)
+        st = kr_dev_upload_new(ctx, tile, (size_t)m->ntiles * sizeof *tile,
+                               (void **)&m->tile);
+    if (st == KR_OK)
+        st = kr_dev_upload_new(ctx, start, ((size_t)m->nlong + 1) * 4,
+                               (void **)&m->tile_start);
+    if (st == KR_OK)
+        st = ctx->ops->alloc(ctx, (void **)&m->part,
+                             (size_t)m->ntiles * 32 * sizeof(double));
+    free(tile);
+    free(start);
+    return st;
+}
+
+static kr_status upload(kr_ctx *ctx, pellr_gpu *m, const kr_pellr_host *P)
+{
+    size_t ns = (size_t)P->nslices;
+    KR_TRY(kr_dev_upload_new(ctx, P->perm, (size_t)P->nrows * 4,
+                             (void **)&m->perm));
+    KR_TRY(kr_dev_upload_new(ctx, P->rl, ns * 32 * 4, (void **)&m->rl));
+    KR_TRY(kr_dev_upload_new(ctx, P->off, (ns + 1) * 8, (void **)&m->off));
+    KR_TRY(kr_dev_upload_new(ctx, P->val, (size_t)m->stored * 8,
+                             (void **)&m->val));
+    KR_TRY(kr_dev_upload_new(ctx, P->col, (size_t)m->stored * 4,
+                             (void **)&m->col));
+    return make_tiles(ctx, m, P);
+}
+
+static kr_status pellr_gpu_build(kr_ctx *ctx, const kr_csr *A, void **out)
+{
+    kr_pellr_host P;
+    KR_TRY(kr_pellr_host_build(ctx, A, &P));
+    pellr_gpu *m = (pellr_gpu *)calloc(1, sizeof *m);
+    kr_status st = KR_OK;
+    if (!m) {
+        st = kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
+    } else {
+        m->nrows = P.nrows;
+        m->nslices = P.nslices;
+        m->nlong = count_long(&P);
+        m->stored = kr_pellr_host_stored(&P);
+        st = upload(ctx, m, &P);
+        /* the widths stay on the host; the tiles come instead */
+        m->bytes = kr_pellr_host_bytes(&P) - (size_t)P.nslices * 4 +
+                   (size_t)m->ntiles * (sizeof(int2) + 32 * sizeof(double)) +
+                   ((size_t)m->nlong + 1) * 4;
+    }
+    kr_pellr_host_free(&P);
+    if (st != KR_OK) {
+        pellr_gpu_destroy(ctx, m);
+        return st;
+    }
+    *out = m;
+    return KR_OK;
+}
+
+static kr_status pellr_gpu_apply(kr_ctx *ctx, void *impl, double alpha,
+                                 const double *x, double beta, double *y)
+{
+    const pellr_gpu *m = (const pellr_gpu *)impl;
+    if (m->nrows == 0) return KR_OK;
+    const pellr_args a = {m->nrows, m->nslices, m->nlong,      m->ntiles,
+                          m->perm,  m->rl,      m->off,        m->val,
+                          m->col,   m->tile,    m->tile_start, m->part};
+    cudaStream_t stream = kr_cuda(ctx)->stream;
+    int64_t ordinary = m->nslices - m->nlong;
+    unsigned blocks =
+        (unsigned)(m->ntiles + (ordinary + PELLR_WARPS - 1) / PELLR_WARPS);
+    pellr_spmv<<<blocks, PELLR_BLOCK, 0, stream>>>(a, x, alpha, beta, y);
+    KR_LAUNCH_CHECK(ctx);
+    if (m->nlong == 0) return KR_OK;
+    blocks =
+        (unsigned)(((int64_t)m->nlong * 32 + PELLR_BLOCK - 1) / PELLR_BLOCK);
+    pellr_long_finish<<<blocks, PELLR_BLOCK, 0, stream>>>(a, alpha, beta, y);
+    KR_LAUNCH_CHECK(ctx);
+    return KR_OK;
+}
+
+static size_t pellr_gpu_bytes(const void *impl)
+{
+    return ((const pellr_gpu *)impl)->bytes;
+}
+
+static int64_t pellr_gpu_stored(const void *impl)
+{
+    return ((const pellr_gpu *)impl)->stored;
+}
+
+static kr_format_ops make_ops(void)
+{
+    kr_format_ops o;
+    o.name = "pellr";
+    o.build = pellr_gpu_build;
+    o.apply = pellr_gpu_apply;
+    o.bytes = pellr_gpu_bytes;
+    o.destroy = pellr_gpu_destroy;
+    o.stored = pellr_gpu_stored;
+    return o;
+}
+
+static const kr_format_ops pellr_gpu_ops = make_ops();
+
+const kr_format_ops *kr_pellr_cuda_ops(void) { return &pellr_gpu_ops; }

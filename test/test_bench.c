@@ -1,0 +1,467 @@
+/* krylov bench end to end: runs the built binary ($KRYLOV_BIN, else
+ * build/krylov) on small generated problems on the CPU and checks the
+ * tables and the JSON: one row per format per matrix, positive finite
+ * numbers that agree with their definitions (GFLOP/s = 2 nnz / median, the
+ * byte models), csr over itself = 1, usage errors, and that bench solve
+ * takes as many iterations as krylov solve with the same options. */
+#include "testutil.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+typedef struct run_out {
+    int rc;
+    char *out, *err;
+} run_out;
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)len + 1);
+    ck_assert(s && fread(s, 1, (size_t)len, f) == (size_t)len);
+    s[len] = '\0';
+    fclose(f);
+    return s;
+}
+
+/* Runs "krylov ARGS" with stdout and stderr captured in files of dir. */
+static run_out krylov(const char *dir, const char *fmt, ...)
+{
+    const char *bin = getenv("KRYLOV_BIN");
+    char args[2048], cmd[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof cmd, "'%s' %s >'%s/out.txt' 2>'%s/err.txt'",
+             bin && *bin ? bin : "build/krylov", args, dir, dir);
+    int status = system(cmd);
+    char out[512], err[512];
+    snprintf(out, sizeof out, "%s/out.txt", dir);
+    snprintf(err, sizeof err, "%s/err.txt", dir);
+    run_out r = {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out),
+                 slurp(err)};
+    ck_assert(r.out && r.err);
+    return r;
+}
+
+static void run_free(run_out *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+/* ------------------------------------------------ a small JSON reader */
+
+static const char *skip_ws(const char *p)
+{
+    while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')
+        p++;
+    return p;
+}
+
+static const char *json_value(const char *p);
+
+static const char *json_string(const char *p)
+{
+    if (*p++ != '"') return NULL;
+    for (; *p && *p != '"'; p++)
+        if (*p == '\\' && !*++p) return NULL;
+    return *p == '"' ? p + 1 : NULL;
+}
+
+/* Members or elements up to `close`, each `value` or `"key": value`. */
+static const char *json_seq(const char *p, char close, int keyed)
+{
+    p = skip_ws(p + 1);
+    if (*p == close) return p + 1;
+    for (;;) {
+        if (keyed) {
+            p = json_string(skip_ws(p));
+            if (!p) return NULL;
+            p = skip_ws(p);
+            if (*p++ != ':') return NULL;
+        }
+        p = json_value(p);
+        if (!p) return NULL;
+        p = skip_ws(p);
+        if (*p == close) return p + 1;
+        if (*p++ != ',') return NULL;
+    }
+}
+
+/* Returns the end of the JSON value at p, or NULL if it is malformed. */
+static const char *json_value(const char *p)
+{
+    p = skip_ws(p);
+    if (*p == '{') return json_seq(p, '}', 1);
+    if (*p == '[') return json_seq(p, ']', 0);
+    if (*p == '"') return json_string(p);
+    for (const char *lit = "true\0false\0null\0"; *lit; lit += strlen(lit) + 1)
+        if (!strncmp(p, lit, strlen(lit))) return p + strlen(lit);
+    char *end;
+    strtod(p, &end);
+    return end > p ? end : NULL;
+}
+
+/* The text after "key": inside [obj, end), or NULL. */
+static const char *member(const char *obj, const char *end, const char *key)
+{
+    char pat[128];
+    snprintf(pat, sizeof pat, "\"%s\": ", key);
+    const char *p = strstr(obj, pat);
+    return p && p < end ? p + strlen(pat) : NULL;
+}
+
+static double num(const char *obj, const char *end, const char *key)
+{
+    const char *p = member(obj, end, key);
+    ck_assert_msg(p != NULL, "no key '%s' in %.*s", key, (int)(end - obj), obj);
+    if (!strncmp(p, "null", 4)) return NAN;
+    return strtod(p, NULL);
+}
+
+/* Copies the string value of key into buf. */
+static void str(const char *obj, const char *end, const char *key, char *buf,
+                size_t len)
+{
+    const char *p = member(obj, end, key);
+    ck_assert_msg(p && *p == '"', "no string '%s'", key);
+    const char *q = json_string(p);
+    snprintf(buf, len, "%.*s", (int)(q - p - 2), p + 1);
+}
+
+/* The objects of the top-level array "rows": starts and ends. */
+static int rows_of(const char *json, const char **start, const char **stop,
+                   int max)
+{
+    ck_assert_msg(json_value(json) != NULL, "the JSON does not parse");
+    const char *p = strstr(json, "\"rows\": [");
+    ck_assert(p != NULL);
+    p += strlen("\"rows\": [");
+    int n = 0;
+    for (p = skip_ws(p); *p == '{' && n < max; p = skip_ws(p)) {
+        start[n] = p;
+        stop[n] = json_value(p);
+        p = skip_ws(stop[n++]);
+        if (*p == ',') p++;
+    }
+    return n;
+}
+
+static int nformats(void)
+{
+    int n = 0;
+    while (kr_format_names()[n])
+        n++;
+    return n;
+}
+
+static int no_tmp_files(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int clean = 1;
+    for (struct dirent *e; d && (e = readdir(d));)
+        if (strstr(e->d_name, ".tmp")) clean = 0;
+    if (d) closedir(d);
+    return clean;
+}
+
+#define FAST "--device cpu --threads 1 --reps 3 --copy-mb 4"
+
+/* ------------------------------------------------------------- spmv */
+
+static void check_ok_row(const char *o, const char *e, const char *format)
+{
+    static const char *const positive[] = {
+        "median_s",        "min_s",   "gflops",       "gbytes_per_s",
+        "percent_of_copy", "build_s", "device_bytes", "padding_ratio",
+        "speedup_vs_csr",  "nrows"};
+    for (size_t i = 0; i < sizeof positive / sizeof *positive; i++) {
+        double v = num(o, e, positive[i]);
+        ck_assert_msg(isfinite(v) && v > 0, "%s: %s = %g", format, positive[i],
+                      v);
+    }
+    double nnz = num(o, e, "nnz"), med = num(o, e, "median_s");
+    double nr = num(o, e, "nrows"), nc = num(o, e, "ncols");
+    double bytes = 12 * nnz + 4 * (nr + 1) + 8 * nc + 8 * nr;
+    ck_assert_double_le(num(o, e, "min_s"), med);
+    ck_assert_double_eq_tol(num(o, e, "gflops"), 2 * nnz / med * 1e-9,
+                            1e-12 * num(o, e, "gflops"));
+    ck_assert_double_eq(num(o, e, "min_bytes"), bytes);
+    ck_assert_double_eq_tol(num(o, e, "gbytes_per_s"), bytes / med * 1e-9,
+                            1e-12 * bytes / med * 1e-9);
+    ck_assert_double_le(num(o, e, "max_rel_diff_from_reference"), 1e-12);
+    if (!strcmp(format, "csr")) {
+        ck_assert_double_eq(num(o, e, "speedup_vs_csr"), 1.0);
+        ck_assert_double_eq(num(o, e, "padding_ratio"), 1.0);
+    }
+}
+
+/* Exactly one table line "| matrix | rows | nnz | format |". */
+static void check_md_line(const char *md, const char *matrix,
+                          const char *format)
+{
+    char head[256];
+    int count = 0;
+    snprintf(head, sizeof head, "\n| %s | ", matrix);
+    for (const char *p = strstr(md, head); p; p = strstr(p + 1, head)) {
+        const char *cell = p + 1;
+        for (int bars = 0; bars < 4; cell++)
+            bars += *cell == '|';
+        char want[80];
+        snprintf(want, sizeof want, " %s |", format);
+        count += !strncmp(cell, want, strlen(want));
+    }
+    ck_assert_msg(count == 1, "%d table lines for %s / %s", count, matrix,
+                  format);
+}
+
+START_TEST(spmv_one_row_per_format_and_matrix)
+{
+    const char *d = kt_tmpdir();
+    run_out r = krylov(d,
+                       "bench spmv --gen poisson2d:40 --gen powerlaw:4000 " FAST
+                       " --warmup 2 --json %s/b.json --markdown %s/b.md",
+                       d, d);
+    ck_assert_msg(r.rc == 0, "exit %d: %s", r.rc, r.err);
+    char path[512], format[64], matrix[64], status[16], note[512];
+    snprintf(path, sizeof path, "%s/b.json", d);
+    char *json = slurp(path);
+    snprintf(path, sizeof path, "%s/b.md", d);
+    char *md = slurp(path);
+    ck_assert(json && md);
+    ck_assert_str_eq(md, r.out); /* the file is the table printed */
+    const char *keys[] = {"command",          "device",     "date_utc",
+                          "settings",         "rows",       "summary",
+                          "copy_bytes_per_s", "bytes_model"};
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
+        ck_assert_msg(member(json, json + strlen(json), keys[i]), "no %s",
+                      keys[i]);
+    const char *o[64], *e[64];
+    int n = rows_of(json, o, e, 64);
+    ck_assert_int_eq(n, 2 * nformats());
+    for (int i = 0; i < n; i++) {
+        str(o[i], e[i], "format", format, sizeof format);
+        str(o[i], e[i], "matrix", matrix, sizeof matrix);
+        str(o[i], e[i], "status", status, sizeof status);
+        str(o[i], e[i], "note", note, sizeof note);
+        ck_assert_str_eq(format, kr_format_names()[i % nformats()]);
+        check_md_line(md, matrix, format);
+        if (!strcmp(status, "ok"))
+            check_ok_row(o[i], e[i], format);
+        else
+            ck_assert_msg(!strncmp(note, "refused: ", 9), "%s", note);
+    }
+    ck_assert(no_tmp_files(d));
+    free(json);
+    free(md);
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(spmv_small_marked_and_summarised)
+{
+    const char *d = kt_tmpdir();
+    run_out r = krylov(d,
+                       "bench spmv --gen poisson2d:20 --formats csr " FAST
+                       " --json %s/b.json",
+                       d);
+    ck_assert_msg(r.rc == 0, "exit %d: %s", r.rc, r.err);
+    char path[512];
+    snprintf(path, sizeof path, "%s/b.json", d);
+    char *json = slurp(path);
+    const char *o[4], *e[4];
+    ck_assert_int_eq(rows_of(json, o, e, 4), 1);
+    ck_assert(strstr(o[0], "\"small\": true") < e[0]);
+    const char *s = strstr(json, "\"summary\": [");
+    ck_assert(s != NULL);
+    const char *end = json + strlen(json);
+    ck_assert_double_eq(num(s, end, "geomean_speedup_small"), 1.0);
+    ck_assert_int_eq((int)num(s, end, "matrices_small"), 1);
+    ck_assert_int_eq((int)num(s, end, "matrices_large"), 0);
+    ck_assert(isnan(num(s, end, "geomean_speedup_large")));
+    ck_assert_ptr_nonnull(strstr(r.out, "| small |"));
+    free(json);
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(spmv_unknown_format_exit_2)
+{
+    const char *d = kt_tmpdir();
+    run_out r = krylov(d,
+                       "bench spmv --gen poisson2d:10 --formats csr,nosuch "
+                       "--json %s/b.json",
+                       d);
+    ck_assert_int_eq(r.rc, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "nosuch"));
+    for (const char *const *f = kr_format_names(); *f; f++)
+        ck_assert_msg(strstr(r.err, *f), "'%s' not listed: %s", *f, r.err);
+    ck_assert_str_eq(r.out, "");
+    char path[512];
+    snprintf(path, sizeof path, "%s/b.json", d);
+    ck_assert_ptr_null(slurp(path));
+    run_free(&r);
+    r = krylov(d, "bench spmv --gen poisson2d:10 --formats csr,csr");
+    ck_assert_int_eq(r.rc, 2);
+    run_free(&r);
+    r = krylov(d, "bench nosuch");
+    ck_assert_int_eq(r.rc, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "spmv, solve"));
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(help_states_models_and_defaults)
+{
+    const char *d = kt_tmpdir();
+    run_out r = krylov(d, "bench spmv --help");
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, "poisson3d:160"));
+    ck_assert_ptr_nonnull(strstr(r.out, "12 B per nonzero"));
+    run_free(&r);
+    r = krylov(d, "bench solve --help");
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, "--restart"));
+    run_free(&r);
+    r = krylov(d, "--help");
+    ck_assert_ptr_nonnull(strstr(r.out, "bench"));
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(unwritable_output_exit_3)
+{
+    const char *d = kt_tmpdir();
+    run_out r = krylov(d,
+                       "bench spmv --gen poisson2d:10 " FAST
+                       " --json %s/no/such/dir/b.json",
+                       d);
+    ck_assert_int_eq(r.rc, 3);
+    ck_assert(no_tmp_files(d));
+    run_free(&r);
+}
+END_TEST
+
+/* ------------------------------------------------------------ solve */
+
+/* bench solve's row for one method against krylov solve's iterations. */
+static void solve_matches(const char *d, const char *opts)
+{
+    run_out r = krylov(d, "solve --gen poisson2d:30 %s --json", opts);
+    ck_assert_msg(r.rc <= 1, "krylov solve %s: exit %d", opts, r.rc);
+    const char *end = r.out + strlen(r.out);
+    int its = (int)num(r.out, end, "iterations");
+    run_free(&r);
+    r = krylov(d, "bench solve --gen poisson2d:30 %s " FAST " --json %s/s.json",
+               opts, d);
+    ck_assert_msg(r.rc == 0, "bench solve %s: exit %d: %s", opts, r.rc, r.err);
+    char path[512];
+    snprintf(path, sizeof path, "%s/s.json", d);
+    char *json = slurp(path);
+    const char *o[2], *e[2];
+    ck_assert_int_eq(rows_of(json, o, e, 2), 1);
+    ck_assert_int_eq((int)num(o[0], e[0], "iterations"), its);
+    const char *keys[] = {"setup_s",
+                          "solve_s",
+                          "seconds_per_iteration",
+                          "bytes_per_iteration",
+                          "floor_seconds_per_iteration",
+                          "measured_over_floor"};
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+        double v = num(o[0], e[0], keys[i]);
+        ck_assert_msg(isfinite(v) && v > 0, "%s: %s = %g", opts, keys[i], v);
+    }
+    double ratio = num(o[0], e[0], "seconds_per_iteration") /
+                   num(o[0], e[0], "floor_seconds_per_iteration");
+    ck_assert_double_eq_tol(num(o[0], e[0], "measured_over_floor"), ratio,
+                            1e-12 * ratio);
+    free(json);
+    run_free(&r);
+}
+
+START_TEST(solve_iterations_match_krylov_solve)
+{
+    const char *d = kt_tmpdir();
+    solve_matches(d, "--method cg");
+    solve_matches(d, "--method bicgstab --precond none");
+    solve_matches(d, "--method gmres --restart 10 --rtol 1e-6");
+    solve_matches(d, "--method idr --s 2 --maxit 40");
+}
+END_TEST
+
+START_TEST(solve_cg_bytes_follow_the_model)
+{
+    const char *d = kt_tmpdir();
+    run_out r = krylov(d,
+                       "bench solve --gen poisson2d:30 --method cg " FAST
+                       " --json %s/s.json",
+                       d);
+    ck_assert_msg(r.rc == 0, "exit %d: %s", r.rc, r.err);
+    char path[512];
+    snprintf(path, sizeof path, "%s/s.json", d);
+    char *json = slurp(path);
+    const char *o[2], *e[2], *end = json + strlen(json);
+    ck_assert_int_eq(rows_of(json, o, e, 2), 1);
+    double n = num(o[0], e[0], "n"), nnz = num(o[0], e[0], "nnz");
+    double spmv = 12 * nnz + 4 * (n + 1) + 16 * n;
+    /* cg + jacobi: 13 vector passes (Jacobi fused into the update), one
+     * SpMV */
+    ck_assert_double_eq(num(o[0], e[0], "bytes_per_iteration"),
+                        spmv + 8 * n * 13);
+    double floor = num(o[0], e[0], "bytes_per_iteration") /
+                   num(json, end, "copy_bytes_per_s");
+    ck_assert_double_eq_tol(num(o[0], e[0], "floor_seconds_per_iteration"),
+                            floor, 1e-12 * floor);
+    double t = num(o[0], e[0], "setup_s") + num(o[0], e[0], "solve_s");
+    ck_assert_double_eq_tol(num(o[0], e[0], "time_to_solution_s"), t,
+                            1e-12 * t);
+    free(json);
+    run_free(&r);
+}
+END_TEST
+
+START_TEST(solve_bad_matrices_are_rows_not_errors)
+{
+    const char *d = kt_tmpdir();
+    /* 2 x 3, and a zero diagonal entry (jacobi cannot be built) */
+    kt_write_file(d, "rect.mtx",
+                  "%%MatrixMarket matrix coordinate real general\n"
+                  "2 3 2\n1 1 1.0\n2 3 2.0\n");
+    kt_write_file(d, "zdiag.mtx",
+                  "%%MatrixMarket matrix coordinate real general\n"
+                  "2 2 3\n1 1 1.0\n1 2 1.0\n2 1 1.0\n");
+    run_out r = krylov(d, "bench solve %s/rect.mtx %s/zdiag.mtx " FAST, d, d);
+    ck_assert_msg(r.rc == 0, "exit %d: %s", r.rc, r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "not square"));
+    ck_assert_ptr_nonnull(strstr(r.out, "failed: jacobi"));
+    run_free(&r);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("bench");
+    TCase *tc = tcase_create("bench");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, spmv_one_row_per_format_and_matrix);
+    tcase_add_test(tc, spmv_small_marked_and_summarised);
+    tcase_add_test(tc, spmv_unknown_format_exit_2);
+    tcase_add_test(tc, help_states_models_and_defaults);
+    tcase_add_test(tc, unwritable_output_exit_3);
+    tcase_add_test(tc, solve_iterations_match_krylov_solve);
+    tcase_add_test(tc, solve_cg_bytes_follow_the_model);
+    tcase_add_test(tc, solve_bad_matrices_are_rows_not_errors);
+    suite_add_tcase(s, tc);
+    return kt_run(s);
+}
