@@ -25,11 +25,23 @@ make demo >"$OUT/demo.txt" 2>&1
 echo "demo exit $?"
 cat "$OUT/demo.txt" | tail -n 25
 
-echo "== solves, CPU (16 threads) vs GPU: poisson3d:100, Jacobi"
-summary='import json,sys; r=json.load(sys.stdin); print("%-8s %-40s its %5d %-15s true_rel %.2e setup %.4fs solve %.4fs per_it %.3fms" % (r["method"], r["device"], r["iterations"], r["reason"], r["true_relative_residual"], r["setup_seconds"], r["solve_seconds"], 1e3*r["seconds_per_iteration"]))'
-for dev in cpu cuda; do
+echo "== bench spmv (default set: shared matrices + large generated)"
+build/krylov bench spmv --device cuda --reps 100 --json "$OUT/spmv.json" \
+    >"$OUT/spmv.md" 2>&1
+echo "bench spmv exit $?"
+grep -iE "geometric|^\| (poisson|powerlaw)" "$OUT/spmv.md" | head -n 30
+
+echo "== bench solve, poisson3d:160, Jacobi"
+: >"$OUT/solve.md"
+: >"$OUT/solve.jsonl"
+for f in csr ellr; do
     for m in cg bicgstab idr gmres; do
-        build/krylov solve --gen poisson3d:100 --method $m --precond jacobi \
-            --maxit 3000 --device $dev --json 2>&1 | python3 -c "$summary"
+        build/krylov bench solve --gen poisson3d:160 --device cuda --method $m \
+            --format $f --reps 3 --maxit 5000 --json /tmp/solve.json \
+            >>"$OUT/solve.md" 2>&1
+        echo "bench solve $f $m exit $?"
+        cat /tmp/solve.json >>"$OUT/solve.jsonl"
+        echo >>"$OUT/solve.jsonl"
     done
-done | tee "$OUT/solves.txt"
+done
+grep -E "^\| poisson" "$OUT/solve.md"

@@ -414,11 +414,10 @@ static void petsc_help(const cli_opt *p, char *text, size_t len)
     const char *const *v = p->choices ? p->choices() : NULL;
     for (int i = 0; v && v[i] && used < len; i++) {
         size_t n = strcspn(v[i], "=");
-        used += (size_t)snprintf(text + used, len - used, "%s%.*s%s%s%s",
-                                 i ? ", " : ": ", (int)n, v[i],
-                                 v[i][n] ? " (= " : "",
-                                 v[i][n] ? v[i] + n + 1 : "",
-                                 v[i][n] ? ")" : "");
+        used += (size_t)snprintf(
+            text + used, len - used, "%s%.*s%s%s%s", i ? ", " : ": ", (int)n,
+            v[i], v[i][n] ? " (= " : "", v[i][n] ? v[i] + n + 1 : "",
+            v[i][n] ? ")" : "");
     }
     if (v && p->min == 1 && used < len)
         used += (size_t)snprintf(text + used, len - used, ", or any %s value",
@@ -437,8 +436,8 @@ static void print_petsc(FILE *f, const cli_opt *opts)
         if (o->kind != CLI_PETSC) continue;
         const cli_opt *t = find_opt(opts, o->alias, strlen(o->alias));
         char left[64], text[512];
-        snprintf(left, sizeof left, "%s%s%s", o->name,
-                 t && t->arg ? " " : "", t && t->arg ? t->arg : "");
+        snprintf(left, sizeof left, "%s%s%s", o->name, t && t->arg ? " " : "",
+                 t && t->arg ? t->arg : "");
         petsc_help(o, text, sizeof text);
         cli_print_help_line(f, left, text);
     }

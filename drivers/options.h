@@ -20,10 +20,10 @@ enum {
 };
 
 typedef enum cli_kind {
-    CLI_FLAG,  /* int, set to 1; takes no value                         */
-    CLI_STR,   /* const char *, any text                                */
-    CLI_INT,   /* int in [min, max]                                     */
-    CLI_REAL,  /* finite double in [min, max]                           */
+    CLI_FLAG,   /* int, set to 1; takes no value                         */
+    CLI_STR,    /* const char *, any text                                */
+    CLI_INT,    /* int in [min, max]                                     */
+    CLI_REAL,   /* finite double in [min, max]                           */
     CLI_CHOICE, /* const char *, one of choices()                       */
     CLI_PETSC   /* a PETSc-style spelling of the option named by alias   */
 } cli_kind;
