@@ -136,7 +136,8 @@ int bench_iter_model_make(const char *method, const char *precond, int s,
     }
     const char *pc = pc_model(precond, &m->pc_vectors);
     size_t used = strlen(m->text);
-    snprintf(m->text + used, sizeof m->text - used, "; %s", pc);
+    if (m->pcs > 0) /* CG fuses a diagonal preconditioner: counted above */
+        snprintf(m->text + used, sizeof m->text - used, "; %s", pc);
     return 0;
 }
 

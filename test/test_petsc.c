@@ -163,7 +163,7 @@ START_TEST(view_shows_configuration)
     run_out r = run("", krylov_bin(),
                     "solve --gen poisson2d:10 -ksp_type gmres "
                     "-ksp_gmres_restart 7 -ksp_rtol 1e-9 "
-                    "-pc_type none -ksp_view --format csr");
+                    "-pc_type none -ksp_view --format csr --device cpu");
     ck_assert_int_eq(r.rc, 0);
     const char *want[] = {"type: gmres, restart=7", "relative=1e-09",
                           "type: none", "format: csr", "device: cpu"};
