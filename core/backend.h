@@ -58,6 +58,10 @@ typedef struct kr_backend_ops {
     kr_status (*cg_update)(kr_ctx *ctx, int32_t n, double a, const double *p,
                            const double *q, double *x, double *r,
                            const double *d, double *z, double *out);
+    /* y += a*x, then out[0] = y.y and, when w is not NULL, out[1] = w.y,
+     * in one pass (BiCGSTAB's s and r updates with their inner products) */
+    kr_status (*axpy_dots)(kr_ctx *ctx, int32_t n, double a, const double *x,
+                           double *y, const double *w, double *out);
     /* Benchmarks: runs fn(arg) reps times, times[i] = seconds of run i,
      * measured with events on the device (CUDA) or a wall clock (CPU). */
     kr_status (*time_runs)(kr_ctx *ctx, kr_status (*fn)(void *arg), void *arg,

@@ -293,6 +293,76 @@ static kr_status cpu_cg_update(kr_ctx *ctx, int32_t n, double a,
     return KR_OK;
 }
 
+/* axpy_dots over [lo, hi), four partial sums each; out[1] = w.y */
+static void axpy_dots_range(int32_t lo, int32_t hi, double a,
+                            const double *restrict x, double *restrict y,
+                            const double *restrict w, double *out)
+{
+    double yy[4] = {0, 0, 0, 0}, wy[4] = {0, 0, 0, 0};
+    int32_t i = lo;
+    for (; i + 4 <= hi; i += 4)
+        for (int u = 0; u < 4; u++) {
+            double yi = y[i + u] + a * x[i + u];
+            y[i + u] = yi;
+            yy[u] += yi * yi;
+            wy[u] += w[i + u] * yi;
+        }
+    for (; i < hi; i++) {
+        double yi = y[i] + a * x[i];
+        y[i] = yi;
+        yy[0] += yi * yi;
+        wy[0] += w[i] * yi;
+    }
+    out[0] = (yy[0] + yy[1]) + (yy[2] + yy[3]);
+    out[1] = (wy[0] + wy[1]) + (wy[2] + wy[3]);
+}
+
+/* the same without w */
+static void axpy_norm_range(int32_t lo, int32_t hi, double a,
+                            const double *restrict x, double *restrict y,
+                            double *out)
+{
+    double yy[4] = {0, 0, 0, 0};
+    int32_t i = lo;
+    for (; i + 4 <= hi; i += 4)
+        for (int u = 0; u < 4; u++) {
+            double yi = y[i + u] + a * x[i + u];
+            y[i + u] = yi;
+            yy[u] += yi * yi;
+        }
+    for (; i < hi; i++) {
+        double yi = y[i] + a * x[i];
+        y[i] = yi;
+        yy[0] += yi * yi;
+    }
+    out[0] = (yy[0] + yy[1]) + (yy[2] + yy[3]);
+    out[1] = 0.0;
+}
+
+static kr_status cpu_axpy_dots(kr_ctx *ctx, int32_t n, double a,
+                               const double *x, double *y, const double *w,
+                               double *out)
+{
+    double part[KR_MAX_THREADS][2];
+    int used = 1;
+#pragma omp parallel num_threads(nthreads(ctx, n))
+    {
+        int t = KR_TID(), T = KR_NT();
+        KR_RANGE(n, t, T, lo, hi);
+        if (w)
+            axpy_dots_range(lo, hi, a, x, y, w, part[t]);
+        else
+            axpy_norm_range(lo, hi, a, x, y, part[t]);
+        if (t == 0) used = T;
+    }
+    double s0 = 0.0, s1 = 0.0;
+    for (int t = 0; t < used; t++)
+        s0 += part[t][0], s1 += part[t][1];
+    out[0] = s0;
+    if (w) out[1] = s1;
+    return KR_OK;
+}
+
 static kr_status cpu_time_runs(kr_ctx *ctx, kr_status (*fn)(void *arg),
                                void *arg, int reps, double *times)
 {
@@ -321,6 +391,7 @@ static const kr_backend_ops cpu_ops = {
     .gemv_t = cpu_gemv_t,
     .gemv_n = cpu_gemv_n,
     .cg_update = cpu_cg_update,
+    .axpy_dots = cpu_axpy_dots,
     .time_runs = cpu_time_runs,
 };
 

@@ -304,6 +304,42 @@ static kr_status cu_cg_update(kr_ctx *ctx, int32_t n, double a, const double *p,
     return fetch_scalars(ctx, st->d_scratch, 2, out);
 }
 
+__global__ void k_axpy_dots(int32_t n, double a, const double *__restrict__ x,
+                            double *y, const double *__restrict__ w,
+                            double *partial)
+{
+    __shared__ double sh[BLOCK / 32];
+    double yy = 0.0, wy = 0.0;
+    GRID_STRIDE(i, n)
+    {
+        double yi = y[i] + a * x[i];
+        y[i] = yi;
+        yy += yi * yi;
+        if (w) wy += w[i] * yi;
+    }
+    yy = block_sum(yy, sh);
+    wy = block_sum(wy, sh);
+    if (threadIdx.x == 0) {
+        partial[blockIdx.x] = yy;
+        partial[gridDim.x + blockIdx.x] = wy;
+    }
+}
+
+static kr_status cu_axpy_dots(kr_ctx *ctx, int32_t n, double a, const double *x,
+                              double *y, const double *w, double *out)
+{
+    kr_cuda_state *st = kr_cuda(ctx);
+    int nb = kr_grid(n, BLOCK);
+    if (nb > MAX_RED_BLOCKS) nb = MAX_RED_BLOCKS;
+    double *partial = st->d_scratch + KR_MAX_DOTS;
+    k_axpy_dots<<<nb, BLOCK, 0, st->stream>>>(n, a, x, y, w, partial);
+    KR_LAUNCH_CHECK(ctx);
+    int k = w ? 2 : 1;
+    k_dots_final<<<k, BLOCK, 0, st->stream>>>(nb, partial, st->d_scratch);
+    KR_LAUNCH_CHECK(ctx);
+    return fetch_scalars(ctx, st->d_scratch, k, out);
+}
+
 /* cuBLAS gemv is deterministic (atomics are off by default). */
 static kr_status cu_gemv_t(kr_ctx *ctx, int32_t n, int k, const double *V,
                            int64_t ld, const double *w, double *h)
@@ -407,6 +443,7 @@ static kr_backend_ops make_ops(void)
     o.gemv_t = cu_gemv_t;
     o.gemv_n = cu_gemv_n;
     o.cg_update = cu_cg_update;
+    o.axpy_dots = cu_axpy_dots;
     o.time_runs = cu_time_runs;
     return o;
 }

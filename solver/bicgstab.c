@@ -3,7 +3,9 @@
  * mat-vecs: p^ = M^-1 p, v = A p^, alpha = rho / (r0^.v), s = r - alpha v
  * (stop here if ||s|| is small enough), s^ = M^-1 s, t = A s^,
  * omega = (t.s)/(t.t), x += alpha p^ + omega s^, r = s - omega t,
- * rho' = r0^.r, p = r + beta (p - omega v). Shadow vector r0^ = r0. */
+ * rho' = r0^.r, p = r + beta (p - omega v). Shadow vector r0^ = r0.
+ * The s and r updates each compute their inner products in the same pass
+ * (axpy_dots). */
 #include "core/error.h"
 #include "solver/solver.h"
 
@@ -68,8 +70,7 @@ static kr_status bcgs_iterate(kr_solve_args *a, kr_result *res, double *w)
             break;
         }
         double alpha = rho / rv;
-        KR_TRY(op->axpby(ctx, n, -alpha, v, 1.0, r)); /* r holds s */
-        KR_TRY(op->dots(ctx, n, 1, xs + 1, ys + 1, &ss));
+        KR_TRY(op->axpy_dots(ctx, n, -alpha, v, r, NULL, &ss));  /* r holds s */
         if (!isfinite(ss) || kr_solver_converged(a, sqrt(ss))) { /* done at s */
             if (isfinite(ss)) KR_TRY(op->axpby(ctx, n, alpha, ph, 1.0, a->x));
             res->reason = kr_solver_check(a, res, it, sqrt(ss));
@@ -77,8 +78,10 @@ static kr_status bcgs_iterate(kr_solve_args *a, kr_result *res, double *w)
         }
         KR_TRY(omega_step(a, w, &omega));
         KR_TRY(op->axpbypcz(ctx, n, alpha, ph, omega, sh, 1.0, a->x));
-        KR_TRY(op->axpby(ctx, n, -omega, t, 1.0, r));
-        KR_TRY(op->dots(ctx, n, 2, xs, ys, rho_rr));
+        double rr_rho[2]; /* r = s - omega t, with r.r and r0^.r */
+        KR_TRY(op->axpy_dots(ctx, n, -omega, t, r, rh, rr_rho));
+        rho_rr[0] = rr_rho[1];
+        rho_rr[1] = rr_rho[0];
         res->reason = kr_solver_check(a, res, it, sqrt(rho_rr[1]));
         if (res->reason != KR_ITERATING) break;
         if (omega == 0.0) { /* t.s = 0 or t = 0: the method stagnates */

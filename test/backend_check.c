@@ -233,6 +233,29 @@ static void check_cg_update(bufs *b, double tol, int identity)
     free(z);
 }
 
+/* y += a x with y.y and (optionally) w.y */
+static void check_axpy_dots(bufs *b, double tol, int with_w)
+{
+    int32_t n = b->n;
+    double **h = b->h, out[2], yy = 0, wy = 0, scale = 1.0;
+    reset(b, 1, 0);
+    ck_assert_int_eq(b->ctx->ops->axpy_dots(b->ctx, n, -0.75, b->d[0], b->d[1],
+                                            with_w ? b->d[2] : NULL, out),
+                     KR_OK);
+    for (int32_t i = 0; i < n; i++) {
+        double yi = h[1][i] - 0.75 * h[0][i];
+        b->ref[i] = yi;
+        yy += yi * yi, wy += h[2][i] * yi;
+        scale += yi * yi + fabs(h[2][i] * yi);
+    }
+    expect(b, 1, tol, "axpy_dots y");
+    ck_assert_msg(fabs(out[0] - yy) <= tol * scale, "axpy_dots y.y n=%d", n);
+    if (with_w)
+        ck_assert_msg(fabs(out[1] - wy) <= tol * scale, "axpy_dots w.y n=%d",
+                      n);
+    reset(b, 1, 0);
+}
+
 void kt_check_backend(kr_ctx *ctx, int32_t n, uint64_t seed, double tol)
 {
     bufs b;
@@ -243,6 +266,8 @@ void kt_check_backend(kr_ctx *ctx, int32_t n, uint64_t seed, double tol)
     check_gemv(&b, tol);
     check_cg_update(&b, tol, 0);
     check_cg_update(&b, tol, 1);
+    check_axpy_dots(&b, tol, 0);
+    check_axpy_dots(&b, tol, 1);
     bufs_free(&b);
 }
 
