@@ -52,10 +52,10 @@ typedef struct kr_backend_ops {
     /* w += alpha * V h, h on the host (k entries) */
     kr_status (*gemv_n)(kr_ctx *ctx, int32_t n, int k, const double *V,
                         int64_t ld, const double *h, double alpha, double *w);
-    /* The CG update with a diagonal preconditioner, one pass:
-     * x += a*p; r -= a*q; z = d .* r (d NULL: identity, z unused and may be
-     * NULL); out = {r.z, r.r} (with d NULL, r.z = r.r). */
-    kr_status (*cg_update)(kr_ctx *ctx, int32_t n, double a, const double *p,
+    /* The x and r update of CG and IDR, with a diagonal preconditioner, one
+     * pass: x += a*p; r -= a*q; z = d .* r (d NULL: identity, z unused and may
+     * be NULL); out = {r.z, r.r} (with d NULL, r.z = r.r). */
+    kr_status (*xr_update)(kr_ctx *ctx, int32_t n, double a, const double *p,
                            const double *q, double *x, double *r,
                            const double *d, double *z, double *out);
     /* y += a*x, then out[0] = y.y and, when w is not NULL, out[1] = w.y,

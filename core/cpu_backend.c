@@ -217,7 +217,7 @@ static kr_status cpu_gemv_n(kr_ctx *ctx, int32_t n, int k, const double *V,
 
 /* The update over [lo, hi) and its sums {r.z, r.r}, four partial sums
  * each (restrict: the arrays are distinct, so the loop vectorises). */
-static void cg_update_range(int32_t lo, int32_t hi, double a,
+static void xr_update_range(int32_t lo, int32_t hi, double a,
                             const double *restrict p, const double *restrict q,
                             double *restrict x, double *restrict r,
                             const double *restrict d, double *restrict z,
@@ -247,7 +247,7 @@ static void cg_update_range(int32_t lo, int32_t hi, double a,
 }
 
 /* The same without a preconditioner: z is r. */
-static void cg_update_range_id(int32_t lo, int32_t hi, double a,
+static void xr_update_range_id(int32_t lo, int32_t hi, double a,
                                const double *restrict p,
                                const double *restrict q, double *restrict x,
                                double *restrict r, double *out)
@@ -270,7 +270,7 @@ static void cg_update_range_id(int32_t lo, int32_t hi, double a,
     out[0] = out[1] = (rr[0] + rr[1]) + (rr[2] + rr[3]);
 }
 
-static kr_status cpu_cg_update(kr_ctx *ctx, int32_t n, double a,
+static kr_status cpu_xr_update(kr_ctx *ctx, int32_t n, double a,
                                const double *p, const double *q, double *x,
                                double *r, const double *d, double *z,
                                double *out)
@@ -282,9 +282,9 @@ static kr_status cpu_cg_update(kr_ctx *ctx, int32_t n, double a,
         int t = KR_TID(), T = KR_NT();
         KR_RANGE(n, t, T, lo, hi);
         if (d)
-            cg_update_range(lo, hi, a, p, q, x, r, d, z, part[t]);
+            xr_update_range(lo, hi, a, p, q, x, r, d, z, part[t]);
         else
-            cg_update_range_id(lo, hi, a, p, q, x, r, part[t]);
+            xr_update_range_id(lo, hi, a, p, q, x, r, part[t]);
         if (t == 0) used = T;
     }
     out[0] = out[1] = 0.0;
@@ -390,7 +390,7 @@ static const kr_backend_ops cpu_ops = {
     .dots = cpu_dots,
     .gemv_t = cpu_gemv_t,
     .gemv_n = cpu_gemv_n,
-    .cg_update = cpu_cg_update,
+    .xr_update = cpu_xr_update,
     .axpy_dots = cpu_axpy_dots,
     .time_runs = cpu_time_runs,
 };

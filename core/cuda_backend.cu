@@ -261,7 +261,7 @@ static kr_status cu_dots(kr_ctx *ctx, int32_t n, int k, const double *const *x,
 }
 
 /* The CG update (see backend.h); partial sums of {r.z, r.r} per block. */
-__global__ void k_cg_update(int32_t n, double a, const double *__restrict__ p,
+__global__ void k_xr_update(int32_t n, double a, const double *__restrict__ p,
                             const double *__restrict__ q, double *x, double *r,
                             const double *__restrict__ d, double *z,
                             double *partial)
@@ -289,7 +289,7 @@ __global__ void k_cg_update(int32_t n, double a, const double *__restrict__ p,
     }
 }
 
-static kr_status cu_cg_update(kr_ctx *ctx, int32_t n, double a, const double *p,
+static kr_status cu_xr_update(kr_ctx *ctx, int32_t n, double a, const double *p,
                               const double *q, double *x, double *r,
                               const double *d, double *z, double *out)
 {
@@ -297,7 +297,7 @@ static kr_status cu_cg_update(kr_ctx *ctx, int32_t n, double a, const double *p,
     int nb = kr_grid(n, BLOCK);
     if (nb > MAX_RED_BLOCKS) nb = MAX_RED_BLOCKS;
     double *partial = st->d_scratch + KR_MAX_DOTS;
-    k_cg_update<<<nb, BLOCK, 0, st->stream>>>(n, a, p, q, x, r, d, z, partial);
+    k_xr_update<<<nb, BLOCK, 0, st->stream>>>(n, a, p, q, x, r, d, z, partial);
     KR_LAUNCH_CHECK(ctx);
     k_dots_final<<<2, BLOCK, 0, st->stream>>>(nb, partial, st->d_scratch);
     KR_LAUNCH_CHECK(ctx);
@@ -340,21 +340,54 @@ static kr_status cu_axpy_dots(kr_ctx *ctx, int32_t n, double a, const double *x,
     return fetch_scalars(ctx, st->d_scratch, k, out);
 }
 
-/* cuBLAS gemv is deterministic (atomics are off by default). */
+/* h = V^T w for a tall, thin V: cuBLAS's transposed gemv gives such a
+ * shape too few blocks, so this is the two-stage reduction of `dots`,
+ * GEMV_T_COLS columns per pass over w. */
+#define GEMV_T_COLS 8
+__global__ void k_gemv_t_partial(int32_t n, int k, const double *__restrict__ V,
+                                 int64_t ld, const double *__restrict__ w,
+                                 double *partial)
+{
+    __shared__ double sh[BLOCK / 32];
+    double s[GEMV_T_COLS];
+    for (int j = 0; j < GEMV_T_COLS; j++)
+        s[j] = 0.0;
+    GRID_STRIDE(i, n)
+    {
+        double wi = w[i];
+        for (int j = 0; j < GEMV_T_COLS; j++)
+            if (j < k) s[j] += V[i + j * ld] * wi;
+    }
+    for (int j = 0; j < GEMV_T_COLS; j++) {
+        if (j >= k) break;
+        double t = block_sum(s[j], sh);
+        if (threadIdx.x == 0) partial[j * gridDim.x + blockIdx.x] = t;
+    }
+}
+
 static kr_status cu_gemv_t(kr_ctx *ctx, int32_t n, int k, const double *V,
                            int64_t ld, const double *w, double *h)
 {
     kr_cuda_state *st = kr_cuda(ctx);
-    if (k > KR_CUDA_SCRATCH)
+    double *out = st->d_scratch + KR_CUDA_SCRATCH / 2;
+    if (k > KR_CUDA_SCRATCH / 2)
         return kr_fail(ctx, KR_ERR_ARG, "gemv_t: %d columns is too many", k);
-    if (n == 0) {
+    if (n == 0 || k == 0) {
         memset(h, 0, (size_t)k * sizeof *h);
         return KR_OK;
     }
-    const double one = 1.0, zero = 0.0;
-    KR_CUBLAS_TRY(ctx, cublasDgemv(st->cublas, CUBLAS_OP_T, n, k, &one, V,
-                                   (int)ld, w, 1, &zero, st->d_scratch, 1));
-    return fetch_scalars(ctx, st->d_scratch, k, h);
+    int nb = kr_grid(n, BLOCK);
+    if (nb > MAX_RED_BLOCKS) nb = MAX_RED_BLOCKS;
+    double *partial = st->d_scratch + KR_MAX_DOTS;
+    for (int j0 = 0; j0 < k; j0 += GEMV_T_COLS) {
+        int kk = k - j0 < GEMV_T_COLS ? k - j0 : GEMV_T_COLS;
+        k_gemv_t_partial<<<nb, BLOCK, 0, st->stream>>>(n, kk, V + j0 * ld, ld,
+                                                       w, partial);
+        KR_LAUNCH_CHECK(ctx);
+        k_dots_final<<<kk, BLOCK, 0, st->stream>>>(nb, partial, out + j0);
+        KR_LAUNCH_CHECK(ctx);
+    }
+    return fetch_scalars(ctx, out, k, h);
 }
 
 /* Coefficients travel as a kernel argument: copying them from host memory
@@ -442,7 +475,7 @@ static kr_backend_ops make_ops(void)
     o.dots = cu_dots;
     o.gemv_t = cu_gemv_t;
     o.gemv_n = cu_gemv_n;
-    o.cg_update = cu_cg_update;
+    o.xr_update = cu_xr_update;
     o.axpy_dots = cu_axpy_dots;
     o.time_runs = cu_time_runs;
     return o;

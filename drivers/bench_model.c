@@ -80,12 +80,12 @@ static double idr_step(int s, int k)
     int rest = s - k;
     double p = 2 + (rest + 2) + 3 + (rest > 1 ? rest + 1 : 0); /* direction */
     if (k > 0) p += (k + 1) + 2.0 * (k + 2); /* bi-orthogonalisation */
-    return p + (s - k + 1) + 6 + 1;          /* column of M, axpy2, norm */
+    return p + (s - k + 1) + 6; /* column of M, x and r update with r.r */
 }
 
 static void idr(bench_iter_model *m, int s)
 {
-    double passes = s + 1 + 9; /* f = P^T r; reduction: dots 2, axpy2 6, norm */
+    double passes = s + 1 + 8; /* f = P^T r; reduction: dots 2, update 6 */
     for (int k = 0; k < s; k++)
         passes += idr_step(s, k);
     m->spmvs = 1;
@@ -95,8 +95,8 @@ static void idr(bench_iter_model *m, int s)
              "idr(%d): per mat-vec (= iteration) 1 SpMV, 1 preconditioner; a "
              "cycle of s+1 mat-vecs moves %.0f vector passes (f = P^T r s+1; "
              "step k: copy 2, gemv_n (s-k)+2, axpby 3, gemv_n (s-k)+1, "
-             "bi-orthogonalisation 3k+5 when k > 0, gemv_t (s-k)+1, axpy2 6, "
-             "norm 1; reduction: dots 2, axpy2 6, norm 1): %.2f per "
+             "bi-orthogonalisation 3k+5 when k > 0, gemv_t (s-k)+1, x and r "
+             "update with r.r 6; reduction: dots 2, update 6): %.2f per "
              "iteration",
              s, passes, m->vectors);
 }

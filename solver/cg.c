@@ -21,7 +21,7 @@ static kr_status cg_update(kr_solve_args *a, double alpha, const double *p,
     const double *d;
     if (a->P->ops->diagonal && a->P->ops->diagonal(a->P->impl, &d)) {
         *zp = d ? z : r;
-        return ctx->ops->cg_update(ctx, a->n, alpha, p, q, a->x, r, d, z,
+        return ctx->ops->xr_update(ctx, a->n, alpha, p, q, a->x, r, d, z,
                                    rz_rr);
     }
     const double *xs[2] = {r, r}, *ys[2] = {z, r};

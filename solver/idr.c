@@ -160,9 +160,10 @@ static kr_status cycle(kr_solve_args *a, kr_result *res, idr_dev *d,
             return KR_OK;
         }
         double beta = w->f[k] / mkk;
-        KR_TRY(op->axpy2(ctx, n, beta, column(d->U, n, k), a->x, -beta,
-                         column(d->G, n, k), d->r));
-        KR_TRY(kr_norm2(ctx, n, d->r, &rnorm));
+        double rr[2]; /* x += beta u_k; r -= beta g_k; with r.r */
+        KR_TRY(op->xr_update(ctx, n, beta, column(d->U, n, k),
+                             column(d->G, n, k), a->x, d->r, NULL, NULL, rr));
+        rnorm = sqrt(rr[1]);
         res->reason = kr_solver_check(a, res, ++*it, rnorm);
         if (res->reason != KR_ITERATING) return KR_OK;
         for (int i = k + 1; i < s; i++)
@@ -177,8 +178,9 @@ static kr_status cycle(kr_solve_args *a, kr_result *res, idr_dev *d,
         return KR_OK;
     }
     *om = omega(tr_tt[0], tr_tt[1], rnorm, a->opt->kappa);
-    KR_TRY(op->axpy2(ctx, n, *om, d->vh, a->x, -*om, d->v, d->r));
-    KR_TRY(kr_norm2(ctx, n, d->r, &rnorm));
+    double rr[2]; /* x += om vh; r -= om v; with r.r */
+    KR_TRY(op->xr_update(ctx, n, *om, d->vh, d->v, a->x, d->r, NULL, NULL, rr));
+    rnorm = sqrt(rr[1]);
     res->reason = kr_solver_check(a, res, ++*it, rnorm);
     return KR_OK;
 }

@@ -194,7 +194,7 @@ static void check_gemv(bufs *b, double tol)
 }
 
 /* d[0] as the diagonal (or the identity), then the same with axpy2 + dots */
-static void check_cg_update(bufs *b, double tol, int identity)
+static void check_xr_update(bufs *b, double tol, int identity)
 {
     kr_ctx *ctx = b->ctx;
     int32_t n = b->n;
@@ -204,7 +204,7 @@ static void check_cg_update(bufs *b, double tol, int identity)
     ck_assert_int_eq(ctx->ops->fill(ctx, n, NAN, dz), KR_OK);
     reset(b, 2, 0);
     reset(b, 3, 0);
-    ck_assert_int_eq(ctx->ops->cg_update(ctx, n, 0.5, b->d[1], b->d[0], b->d[2],
+    ck_assert_int_eq(ctx->ops->xr_update(ctx, n, 0.5, b->d[1], b->d[0], b->d[2],
                                          b->d[3], identity ? NULL : b->d[0], dz,
                                          out),
                      KR_OK);
@@ -215,10 +215,10 @@ static void check_cg_update(bufs *b, double tol, int identity)
         scale += fabs(ri * zi) + ri * ri;
         b->ref[i] = h[2][i] + 0.5 * h[1][i];
     }
-    expect(b, 2, tol, "cg_update x");
+    expect(b, 2, tol, "xr_update x");
     for (int32_t i = 0; i < n; i++)
         b->ref[i] = h[3][i] - 0.5 * h[0][i];
-    expect(b, 3, tol, "cg_update r");
+    expect(b, 3, tol, "xr_update r");
     if (!identity) {
         ck_assert_int_eq(ctx->ops->download(ctx, b->out, dz, (size_t)n * 8),
                          KR_OK);
@@ -226,7 +226,7 @@ static void check_cg_update(bufs *b, double tol, int identity)
     }
     ck_assert_msg(
         fabs(out[0] - rz) <= tol * scale && fabs(out[1] - rr) <= tol * scale,
-        "cg_update sums n=%d: %g %g vs %g %g", n, out[0], out[1], rz, rr);
+        "xr_update sums n=%d: %g %g vs %g %g", n, out[0], out[1], rz, rr);
     reset(b, 2, 0);
     reset(b, 3, 0);
     kr_dev_free(ctx, dz);
@@ -264,8 +264,8 @@ void kt_check_backend(kr_ctx *ctx, int32_t n, uint64_t seed, double tol)
     check_axpy2(&b, tol);
     check_dots(&b, tol);
     check_gemv(&b, tol);
-    check_cg_update(&b, tol, 0);
-    check_cg_update(&b, tol, 1);
+    check_xr_update(&b, tol, 0);
+    check_xr_update(&b, tol, 1);
     check_axpy_dots(&b, tol, 0);
     check_axpy_dots(&b, tol, 1);
     bufs_free(&b);
