@@ -18,6 +18,22 @@
 extern "C" {
 #endif
 
+/* The hash behind fill_random (splitmix64's finaliser on seed + (i+1)*phi),
+ * shared by the CPU and CUDA backends so both give the same numbers. */
+#ifdef __CUDACC__
+#define KR_HOST_DEVICE __host__ __device__
+#else
+#define KR_HOST_DEVICE
+#endif
+static inline KR_HOST_DEVICE double kr_hash_uniform(uint64_t seed, int64_t i)
+{
+    uint64_t z = seed + (uint64_t)(i + 1) * 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    z ^= z >> 31;
+    return (double)(z >> 11) * 0x1.0p-52 - 1.0;
+}
+
 /* Largest number of dot products fused into one pass by `dots`. */
 #define KR_MAX_DOTS 4
 
@@ -62,6 +78,9 @@ typedef struct kr_backend_ops {
      * in one pass (BiCGSTAB's s and r updates with their inner products) */
     kr_status (*axpy_dots)(kr_ctx *ctx, int32_t n, double a, const double *x,
                            double *y, const double *w, double *out);
+    /* x[i] = uniform in [-1, 1) from a counter-based hash of (seed, i): the
+     * same numbers on every backend, made where x lives */
+    kr_status (*fill_random)(kr_ctx *ctx, int32_t n, uint64_t seed, double *x);
     /* Benchmarks: runs fn(arg) reps times, times[i] = seconds of run i,
      * measured with events on the device (CUDA) or a wall clock (CPU). */
     kr_status (*time_runs)(kr_ctx *ctx, kr_status (*fn)(void *arg), void *arg,

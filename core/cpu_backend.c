@@ -363,6 +363,15 @@ static kr_status cpu_axpy_dots(kr_ctx *ctx, int32_t n, double a,
     return KR_OK;
 }
 
+static kr_status cpu_fill_random(kr_ctx *ctx, int32_t n, uint64_t seed,
+                                 double *x)
+{
+#pragma omp parallel for schedule(static) num_threads(nthreads(ctx, n))
+    for (int32_t i = 0; i < n; i++)
+        x[i] = kr_hash_uniform(seed, i);
+    return KR_OK;
+}
+
 static kr_status cpu_time_runs(kr_ctx *ctx, kr_status (*fn)(void *arg),
                                void *arg, int reps, double *times)
 {
@@ -392,6 +401,7 @@ static const kr_backend_ops cpu_ops = {
     .gemv_n = cpu_gemv_n,
     .xr_update = cpu_xr_update,
     .axpy_dots = cpu_axpy_dots,
+    .fill_random = cpu_fill_random,
     .time_runs = cpu_time_runs,
 };
 

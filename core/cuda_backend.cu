@@ -118,6 +118,11 @@ __global__ void k_pointwise(int32_t n, const double *d, const double *x,
     GRID_STRIDE(i, n) y[i] = d[i] * x[i];
 }
 
+__global__ void k_fill_random(int32_t n, uint64_t seed, double *x)
+{
+    GRID_STRIDE(i, n) x[i] = kr_hash_uniform(seed, i);
+}
+
 #define LAUNCH(ctx, n, kernel, ...)                                            \
     do {                                                                       \
         if ((n) > 0)                                                           \
@@ -129,6 +134,13 @@ __global__ void k_pointwise(int32_t n, const double *d, const double *x,
 static kr_status cu_fill(kr_ctx *ctx, int32_t n, double a, double *x)
 {
     LAUNCH(ctx, n, k_fill, n, a, x);
+    return KR_OK;
+}
+
+static kr_status cu_fill_random(kr_ctx *ctx, int32_t n, uint64_t seed,
+                                double *x)
+{
+    LAUNCH(ctx, n, k_fill_random, n, seed, x);
     return KR_OK;
 }
 
@@ -477,6 +489,7 @@ static kr_backend_ops make_ops(void)
     o.gemv_n = cu_gemv_n;
     o.xr_update = cu_xr_update;
     o.axpy_dots = cu_axpy_dots;
+    o.fill_random = cu_fill_random;
     o.time_runs = cu_time_runs;
     return o;
 }

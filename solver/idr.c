@@ -29,35 +29,18 @@ typedef struct idr_dev {
 
 static double *column(double *B, int32_t n, int j) { return KR_WORK(B, n, j); }
 
-/* splitmix64 */
-static uint64_t next_u64(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-/* A standard normal number (Box-Muller, cosine branch). */
-static double next_normal(uint64_t *state)
-{
-    double u1 = ((double)(next_u64(state) >> 11) + 1.0) * 0x1.0p-53;
-    double u2 = (double)(next_u64(state) >> 11) * 0x1.0p-53;
-    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
-}
-
-/* P = s seeded random columns, orthonormalised by modified Gram-Schmidt on
- * the device; buf is n doubles of host memory. */
-static kr_status shadow_space(kr_solve_args *a, int s, double *P, double *buf)
+/* P = s seeded random columns (uniform in [-1, 1), generated where they
+ * live, the same numbers on every backend), orthonormalised by modified
+ * Gram-Schmidt. Generating them on the host cost more than the whole solve
+ * on a GPU. */
+static kr_status shadow_space(kr_solve_args *a, int s, double *P)
 {
     kr_ctx *ctx = a->ctx;
     int32_t n = a->n;
-    uint64_t state = a->opt->seed;
     for (int j = 0; j < s; j++) {
         double *pj = column(P, n, j), d, nrm;
-        for (int32_t i = 0; i < n; i++)
-            buf[i] = next_normal(&state);
-        KR_TRY(ctx->ops->upload(ctx, pj, buf, (size_t)n * sizeof(double)));
+        uint64_t seed = a->opt->seed + 0x632be59bd9b4e019ull * (uint64_t)j;
+        KR_TRY(ctx->ops->fill_random(ctx, n, seed, pj));
         for (int i = 0; i < j; i++) {
             const double *xs[1] = {column(P, n, i)}, *ys[1] = {pj};
             KR_TRY(ctx->ops->dots(ctx, n, 1, xs, ys, &d));
@@ -186,7 +169,7 @@ static kr_status cycle(kr_solve_args *a, kr_result *res, idr_dev *d,
 }
 
 static kr_status iterate(kr_solve_args *a, kr_result *res, idr_dev *d,
-                         idr_host *w, double *buf)
+                         idr_host *w)
 {
     kr_ctx *ctx = a->ctx;
     int32_t n = a->n;
@@ -197,7 +180,7 @@ static kr_status iterate(kr_solve_args *a, kr_result *res, idr_dev *d,
     KR_TRY(kr_norm2(ctx, n, d->r, &rnorm));
     res->reason = kr_solver_check(a, res, 0, rnorm);
     if (res->reason != KR_ITERATING) return KR_OK;
-    KR_TRY(shadow_space(a, s, d->P, buf));
+    KR_TRY(shadow_space(a, s, d->P));
     for (int i = 0; i < s * s; i++)
         w->M[i] = i % (s + 1) == 0; /* M = I */
     while (res->reason == KR_ITERATING)
@@ -209,18 +192,17 @@ static kr_status idr_solve(kr_solve_args *a, kr_result *res)
 {
     /* P cannot hold more than n independent vectors */
     int s = a->opt->s < a->n ? a->opt->s : (int)a->n;
-    size_t ss = (size_t)s, n = (size_t)a->n;
+    size_t ss = (size_t)s;
     idr_host w = {.s = s};
     idr_dev d;
-    double *work = NULL, *buf;
+    double *work = NULL;
     kr_status st = KR_OK;
-    /* host: M, f, c, h, then n doubles to generate P's columns */
-    w.M = malloc((ss * ss + 3 * ss + n + 1) * sizeof(double));
+    /* host: M (s x s), f, c, h (s each) */
+    w.M = malloc((ss * ss + 3 * ss + 1) * sizeof(double));
     if (!w.M) return kr_fail(a->ctx, KR_ERR_NOMEM, "idr: out of host memory");
     w.f = w.M + ss * ss;
     w.c = w.f + ss;
     w.h = w.c + ss;
-    buf = w.h + ss;
     KR_CHECK(st, kr_work_alloc(a, NVEC + 3 * s, &work), done);
     d = (idr_dev){.r = column(work, a->n, R),
                   .v = column(work, a->n, V),
@@ -228,7 +210,7 @@ static kr_status idr_solve(kr_solve_args *a, kr_result *res)
                   .P = column(work, a->n, NVEC),
                   .G = column(work, a->n, NVEC + s),
                   .U = column(work, a->n, NVEC + 2 * s)};
-    st = iterate(a, res, &d, &w, buf);
+    st = iterate(a, res, &d, &w);
 done:
     kr_dev_free(a->ctx, work);
     free(w.M);

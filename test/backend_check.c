@@ -256,6 +256,20 @@ static void check_axpy_dots(bufs *b, double tol, int with_w)
     reset(b, 1, 0);
 }
 
+/* the same numbers as the host hash, bit for bit, on every backend */
+static void check_fill_random(bufs *b)
+{
+    reset(b, 1, 1);
+    ck_assert_int_eq(b->ctx->ops->fill_random(b->ctx, b->n, 12345, b->d[1]),
+                     KR_OK);
+    for (int32_t i = 0; i < b->n; i++) {
+        b->ref[i] = kr_hash_uniform(12345, i);
+        ck_assert(b->ref[i] >= -1.0 && b->ref[i] < 1.0);
+    }
+    expect(b, 1, 0.0, "fill_random");
+    reset(b, 1, 0);
+}
+
 void kt_check_backend(kr_ctx *ctx, int32_t n, uint64_t seed, double tol)
 {
     bufs b;
@@ -266,6 +280,7 @@ void kt_check_backend(kr_ctx *ctx, int32_t n, uint64_t seed, double tol)
     check_gemv(&b, tol);
     check_xr_update(&b, tol, 0);
     check_xr_update(&b, tol, 1);
+    check_fill_random(&b);
     check_axpy_dots(&b, tol, 0);
     check_axpy_dots(&b, tol, 1);
     bufs_free(&b);
