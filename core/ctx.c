@@ -74,6 +74,12 @@ kr_status kr_ctx_set_threads(kr_ctx *ctx, int threads)
     return KR_OK;
 }
 
+size_t kr_ctx_device_bytes(const kr_ctx *ctx, size_t *peak)
+{
+    if (peak) *peak = ctx ? ctx->device_bytes_peak : 0;
+    return ctx ? ctx->device_bytes : 0;
+}
+
 int kr_ctx_threads(const kr_ctx *ctx)
 {
     if (ctx && ctx->threads > 0) return ctx->threads;

@@ -18,6 +18,8 @@ struct kr_ctx {
     const kr_backend_ops *ops; /* the kernels of that device                */
     void *backend;             /* backend state (CUDA handles), or NULL     */
     int threads;               /* CPU threads, 0 = OpenMP default           */
+    size_t device_bytes;       /* GPU memory held now (CUDA backend)        */
+    size_t device_bytes_peak;  /* the most it held at once                   */
     double *scratch;           /* KR_SCRATCH doubles of host memory for the
                                   partial sums of CPU reductions            */
     char device_name[128];

@@ -14,6 +14,11 @@
 /* Device doubles for reduction partial sums and small results. */
 #define KR_CUDA_SCRATCH (64 * 1024)
 
+typedef struct kr_cuda_alloc {
+    void *p;
+    size_t bytes;
+} kr_cuda_alloc;
+
 typedef struct kr_cuda_state {
     int device;
     cudaStream_t stream;
@@ -22,6 +27,10 @@ typedef struct kr_cuda_state {
     double *d_scratch; /* KR_CUDA_SCRATCH doubles of device memory */
     double *h_scratch; /* KR_CUDA_SCRATCH doubles of pinned host memory */
     int sm_count;
+    /* The record of live device allocations, so that kr_ctx_device_bytes
+     * can say what the context holds. */
+    kr_cuda_alloc *allocs;
+    size_t nallocs, cap_allocs;
 } kr_cuda_state;
 
 static inline kr_cuda_state *kr_cuda(kr_ctx *ctx)

@@ -23,11 +23,38 @@ kr_status kr_cuda_fail(kr_ctx *ctx, const char *call, const char *what,
 
 /* ------------------------------------------------------------- memory */
 
+/* Adds p to the allocation record; frees p and fails when the record
+ * itself cannot grow. */
+static kr_status record_alloc(kr_ctx *ctx, void *p, size_t bytes)
+{
+    kr_cuda_state *st = kr_cuda(ctx);
+    if (st->nallocs == st->cap_allocs) {
+        size_t cap = st->cap_allocs ? 2 * st->cap_allocs : 64;
+        void *grown = realloc(st->allocs, cap * sizeof *st->allocs);
+        if (!grown) {
+            cudaFree(p);
+            return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
+        }
+        st->allocs = (kr_cuda_alloc *)grown;
+        st->cap_allocs = cap;
+    }
+    st->allocs[st->nallocs].p = p;
+    st->allocs[st->nallocs++].bytes = bytes;
+    ctx->device_bytes += bytes;
+    if (ctx->device_bytes > ctx->device_bytes_peak)
+        ctx->device_bytes_peak = ctx->device_bytes;
+    return KR_OK;
+}
+
 static kr_status cu_alloc(kr_ctx *ctx, void **p, size_t bytes)
 {
     *p = NULL;
     cudaError_t e = cudaMalloc(p, bytes ? bytes : 8);
-    if (e == cudaSuccess) return KR_OK;
+    if (e == cudaSuccess) {
+        kr_status st = record_alloc(ctx, *p, bytes ? bytes : 8);
+        if (st != KR_OK) *p = NULL;
+        return st;
+    }
     cudaGetLastError(); /* clear the sticky-free error state */
     size_t free_b = 0, total_b = 0;
     cudaMemGetInfo(&free_b, &total_b);
@@ -39,8 +66,15 @@ static kr_status cu_alloc(kr_ctx *ctx, void **p, size_t bytes)
 
 static void cu_release(kr_ctx *ctx, void *p)
 {
-    (void)ctx;
-    if (p) cudaFree(p);
+    if (!p) return;
+    kr_cuda_state *st = kr_cuda(ctx);
+    for (size_t i = st->nallocs; i-- > 0;) /* recent ones go first */
+        if (st->allocs[i].p == p) {
+            ctx->device_bytes -= st->allocs[i].bytes;
+            st->allocs[i] = st->allocs[--st->nallocs];
+            break;
+        }
+    cudaFree(p);
 }
 
 static kr_status cu_upload(kr_ctx *ctx, void *dst, const void *src,
@@ -549,8 +583,10 @@ void kr_cuda_backend_fini(kr_ctx *ctx)
     if (st->d_scratch) cudaFree(st->d_scratch);
     if (st->h_scratch) cudaFreeHost(st->h_scratch);
     if (st->stream) cudaStreamDestroy(st->stream);
+    free(st->allocs);
     free(st);
     ctx->backend = NULL;
+    ctx->device_bytes = 0;
 }
 
 kr_status kr_cuda_backend_init(kr_ctx *ctx)

@@ -65,6 +65,9 @@ const char *kr_ctx_device_name(const kr_ctx *ctx);
 /* Threads for CPU kernels; 0 means the OpenMP default. */
 kr_status kr_ctx_set_threads(kr_ctx *ctx, int threads);
 int kr_ctx_threads(const kr_ctx *ctx);
+/* GPU memory the context holds now, and (in *peak, if not NULL) the most
+ * it held at once; 0 on the CPU. */
+size_t kr_ctx_device_bytes(const kr_ctx *ctx, size_t *peak);
 /* 1 when the library was built with CUDA. */
 int kr_built_with_cuda(void);
 

@@ -75,6 +75,22 @@ START_TEST(gpu_spmv_shapes)
 }
 END_TEST
 
+/* The context's record of GPU memory follows what objects hold. */
+START_TEST(gpu_memory_record)
+{
+    kr_ctx *ctx = gpu_or_skip("gpu_memory_record");
+    if (!ctx) return;
+    size_t base = kr_ctx_device_bytes(ctx, NULL), peak;
+    kr_vec *v;
+    ck_assert_int_eq(kr_vec_create(ctx, 1 << 20, &v), KR_OK);
+    ck_assert_uint_eq(kr_ctx_device_bytes(ctx, NULL), base + (8u << 20));
+    kr_vec_destroy(v);
+    ck_assert_uint_eq(kr_ctx_device_bytes(ctx, &peak), base);
+    ck_assert_uint_ge(peak, base + (8u << 20));
+    kr_ctx_destroy(ctx);
+}
+END_TEST
+
 START_TEST(gpu_spmv_real_matrices)
 {
     const char *dir = kt_matrices_dir();
@@ -181,6 +197,7 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, gpu_backend_kernels);
     tcase_add_test(tc, gpu_spmv_shapes);
+    tcase_add_test(tc, gpu_memory_record);
     tcase_add_test(tc, gpu_spmv_real_matrices);
     tcase_add_test(tc, gpu_solves_match_cpu);
     suite_add_tcase(s, tc);
