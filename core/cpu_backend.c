@@ -59,7 +59,8 @@ static kr_status cpu_copy(kr_ctx *ctx, void *dst, const void *src, size_t bytes)
 
 static kr_status cpu_fill(kr_ctx *ctx, int32_t n, double a, double *x)
 {
-#pragma omp parallel for schedule(static) num_threads(nthreads(ctx, n))
+#pragma omp parallel for schedule(static)                                      \
+    num_threads(nthreads(ctx, n)) if (nthreads(ctx, n) > 1)
     for (int32_t i = 0; i < n; i++)
         x[i] = a;
     return KR_OK;
@@ -69,11 +70,13 @@ static kr_status cpu_axpby(kr_ctx *ctx, int32_t n, double a, const double *x,
                            double b, double *y)
 {
     if (b == 0.0) {
-#pragma omp parallel for schedule(static) num_threads(nthreads(ctx, n))
+#pragma omp parallel for schedule(static)                                      \
+    num_threads(nthreads(ctx, n)) if (nthreads(ctx, n) > 1)
         for (int32_t i = 0; i < n; i++)
             y[i] = a * x[i];
     } else {
-#pragma omp parallel for schedule(static) num_threads(nthreads(ctx, n))
+#pragma omp parallel for schedule(static)                                      \
+    num_threads(nthreads(ctx, n)) if (nthreads(ctx, n) > 1)
         for (int32_t i = 0; i < n; i++)
             y[i] = a * x[i] + b * y[i];
     }
@@ -84,11 +87,13 @@ static kr_status cpu_axpbypcz(kr_ctx *ctx, int32_t n, double a, const double *x,
                               double b, const double *y, double c, double *z)
 {
     if (c == 0.0) {
-#pragma omp parallel for schedule(static) num_threads(nthreads(ctx, n))
+#pragma omp parallel for schedule(static)                                      \
+    num_threads(nthreads(ctx, n)) if (nthreads(ctx, n) > 1)
         for (int32_t i = 0; i < n; i++)
             z[i] = a * x[i] + b * y[i];
     } else {
-#pragma omp parallel for schedule(static) num_threads(nthreads(ctx, n))
+#pragma omp parallel for schedule(static)                                      \
+    num_threads(nthreads(ctx, n)) if (nthreads(ctx, n) > 1)
         for (int32_t i = 0; i < n; i++)
             z[i] = a * x[i] + b * y[i] + c * z[i];
     }
@@ -98,7 +103,8 @@ static kr_status cpu_axpbypcz(kr_ctx *ctx, int32_t n, double a, const double *x,
 static kr_status cpu_axpy2(kr_ctx *ctx, int32_t n, double a, const double *p,
                            double *x, double b, const double *q, double *r)
 {
-#pragma omp parallel for schedule(static) num_threads(nthreads(ctx, n))
+#pragma omp parallel for schedule(static)                                      \
+    num_threads(nthreads(ctx, n)) if (nthreads(ctx, n) > 1)
     for (int32_t i = 0; i < n; i++) {
         x[i] += a * p[i];
         r[i] += b * q[i];
@@ -109,7 +115,8 @@ static kr_status cpu_axpy2(kr_ctx *ctx, int32_t n, double a, const double *p,
 static kr_status cpu_pointwise_mult(kr_ctx *ctx, int32_t n, const double *d,
                                     const double *x, double *y)
 {
-#pragma omp parallel for schedule(static) num_threads(nthreads(ctx, n))
+#pragma omp parallel for schedule(static)                                      \
+    num_threads(nthreads(ctx, n)) if (nthreads(ctx, n) > 1)
     for (int32_t i = 0; i < n; i++)
         y[i] = d[i] * x[i];
     return KR_OK;
@@ -157,7 +164,8 @@ static kr_status cpu_dots(kr_ctx *ctx, int32_t n, int k, const double *const *x,
                        KR_MAX_DOTS);
     double part[KR_MAX_THREADS][KR_MAX_DOTS];
     int used = 1;
-#pragma omp parallel num_threads(nthreads(ctx, (int64_t)n *k))
+#pragma omp parallel num_threads(                                              \
+    nthreads(ctx, (int64_t)n *k)) if (nthreads(ctx, (int64_t)n * k) > 1)
     {
         int t = KR_TID(), T = KR_NT();
         KR_RANGE(n, t, T, lo, hi);
@@ -183,7 +191,8 @@ static kr_status cpu_gemv_t(kr_ctx *ctx, int32_t n, int k, const double *V,
     }
     double(*part)[MAXK] = (double(*)[MAXK])ctx->scratch;
     int used = 1;
-#pragma omp parallel num_threads(nthreads(ctx, (int64_t)n *k))
+#pragma omp parallel num_threads(                                              \
+    nthreads(ctx, (int64_t)n *k)) if (nthreads(ctx, (int64_t)n * k) > 1)
     {
         int t = KR_TID(), T = KR_NT();
         KR_RANGE(n, t, T, lo, hi);
@@ -204,8 +213,8 @@ static kr_status cpu_gemv_n(kr_ctx *ctx, int32_t n, int k, const double *V,
                             int64_t ld, const double *h, double alpha,
                             double *w)
 {
-#pragma omp parallel for schedule(static)                                      \
-    num_threads(nthreads(ctx, (int64_t)n *k))
+#pragma omp parallel for schedule(static) num_threads(                         \
+    nthreads(ctx, (int64_t)n *k)) if (nthreads(ctx, (int64_t)n * k) > 1)
     for (int32_t i = 0; i < n; i++) {
         double s = 0.0;
         for (int j = 0; j < k; j++)
@@ -277,7 +286,7 @@ static kr_status cpu_xr_update(kr_ctx *ctx, int32_t n, double a,
 {
     double part[KR_MAX_THREADS][2];
     int used = 1;
-#pragma omp parallel num_threads(nthreads(ctx, n))
+#pragma omp parallel num_threads(nthreads(ctx, n)) if (nthreads(ctx, n) > 1)
     {
         int t = KR_TID(), T = KR_NT();
         KR_RANGE(n, t, T, lo, hi);
@@ -345,7 +354,7 @@ static kr_status cpu_axpy_dots(kr_ctx *ctx, int32_t n, double a,
 {
     double part[KR_MAX_THREADS][2];
     int used = 1;
-#pragma omp parallel num_threads(nthreads(ctx, n))
+#pragma omp parallel num_threads(nthreads(ctx, n)) if (nthreads(ctx, n) > 1)
     {
         int t = KR_TID(), T = KR_NT();
         KR_RANGE(n, t, T, lo, hi);
@@ -366,7 +375,8 @@ static kr_status cpu_axpy_dots(kr_ctx *ctx, int32_t n, double a,
 static kr_status cpu_fill_random(kr_ctx *ctx, int32_t n, uint64_t seed,
                                  double *x)
 {
-#pragma omp parallel for schedule(static) num_threads(nthreads(ctx, n))
+#pragma omp parallel for schedule(static)                                      \
+    num_threads(nthreads(ctx, n)) if (nthreads(ctx, n) > 1)
     for (int32_t i = 0; i < n; i++)
         x[i] = kr_hash_uniform(seed, i);
     return KR_OK;
