@@ -25,6 +25,13 @@ static const char *const *device_names(void)
     return names;
 }
 
+/* --bjacobi-singular, in the order of kr_singular_policy */
+static const char *const *singular_names(void)
+{
+    static const char *const names[] = {"jacobi", "identity", "error", NULL};
+    return names;
+}
+
 #define OFF(field) offsetof(solve_opts, field)
 
 static const cli_opt solve_table[] = {
@@ -47,6 +54,16 @@ static const cli_opt solve_table[] = {
      "GMRES restart length"},
     {"--precond", NULL, CLI_CHOICE, OFF(precond), 0, 0, kr_precond_names, "P",
      "preconditioner"},
+    {"--block-size", NULL, CLI_INT, OFF(block_size), 1, 32, NULL, "K",
+     "bjacobi: largest diagonal block (supervariable blocks merged up to K "
+     "rows)"},
+    {"--blocks", NULL, CLI_STR, OFF(blocks), 0, 0, NULL, "FILE",
+     "bjacobi: the block sizes instead, a Matrix Market array (nb x 1) of "
+     "integers 1..32 summing to n"},
+    {"--bjacobi-singular", NULL, CLI_CHOICE, OFF(bjacobi_singular), 0, 0,
+     singular_names, "P",
+     "bjacobi: a singular diagonal block gets scalar Jacobi, the identity, "
+     "or is an error (a warning counts the replaced blocks)"},
     {"--format", NULL, CLI_CHOICE, OFF(format), 0, 0, kr_format_names, "F",
      "sparse matrix format"},
     {"--rtol", NULL, CLI_REAL, OFF(rtol), 0, INFINITY, NULL, "X",
@@ -105,6 +122,8 @@ static void solve_defaults(solve_opts *o)
     o->precond = "jacobi";
     o->format = "csr";
     o->device = "auto";
+    o->block_size = 32;
+    o->bjacobi_singular = "jacobi";
 }
 
 static void print_help(void)
@@ -280,13 +299,79 @@ static int load_vectors(solve_run *r)
     return r->x ? 0 : out_of_memory((size_t)r->A.nrows);
 }
 
+/* --blocks FILE: an nb x 1 (or 1 x nb) Matrix Market array of integer
+ * sizes, into *sizes (malloc'ed); the library checks they sum to n. */
+static int read_blocks(solve_run *r, int32_t **sizes, int32_t *nb)
+{
+    const char *path = r->o->blocks;
+    int32_t rows = 0, cols = 0;
+    double *v = NULL;
+    kr_status st = kr_read_dense_mtx(r->ctx, path, &rows, &cols, &v);
+    if (st != KR_OK) return lib_error(r->ctx, st, path);
+    int64_t count = (int64_t)rows * cols;
+    *sizes = malloc(((size_t)count + 1) * sizeof **sizes);
+    int rc = *sizes ? 0 : out_of_memory((size_t)count);
+    for (int64_t i = 0; !rc && i < count; i++) {
+        if (v[i] != floor(v[i]) || v[i] < 1 || v[i] > 32) {
+            cli_error("%s: block size %lld is %g, not an integer in 1..32",
+                      path, (long long)i + 1, v[i]);
+            rc = CLI_EXIT_INPUT;
+        } else {
+            (*sizes)[i] = (int32_t)v[i];
+        }
+    }
+    if (!rc && rows != 1 && cols != 1) {
+        cli_error("%s: block sizes must be one column or one row, not %d x "
+                  "%d",
+                  path, (int)rows, (int)cols);
+        rc = CLI_EXIT_INPUT;
+    }
+    *nb = (int32_t)count;
+    free(v);
+    return rc;
+}
+
+static kr_singular_policy singular_policy(const char *name)
+{
+    if (!strcmp(name, "identity")) return KR_SINGULAR_IDENTITY;
+    if (!strcmp(name, "error")) return KR_SINGULAR_ERROR;
+    return KR_SINGULAR_JACOBI;
+}
+
+static void warn_singular(const solve_run *r)
+{
+    int32_t bad = kr_precond_singular_blocks(r->P);
+    if (bad > 0)
+        fprintf(stderr,
+                "warning: bjacobi: %d of %d diagonal blocks are singular; "
+                "they use %s instead (--bjacobi-singular)\n",
+                (int)bad, (int)kr_precond_block_count(r->P),
+                strcmp(r->o->bjacobi_singular, "identity") ? "scalar Jacobi"
+                                                           : "the identity");
+}
+
 static int setup(solve_run *r)
 {
+    kr_precond_options po;
+    kr_precond_options_default(&po);
+    po.block_size = r->o->block_size;
+    po.singular = singular_policy(r->o->bjacobi_singular);
+    int32_t *sizes = NULL;
+    if (r->o->blocks && !strcmp(r->o->precond, "bjacobi")) {
+        int rc = read_blocks(r, &sizes, &po.nblocks);
+        if (rc) {
+            free(sizes);
+            return rc;
+        }
+        po.block_sizes = sizes;
+    }
     double t0 = kr_wtime();
     kr_status st = kr_matrix_create(r->ctx, &r->A, r->o->format, &r->M);
     if (st == KR_OK)
-        st = kr_precond_create(r->ctx, &r->A, r->o->precond, &r->P);
+        st = kr_precond_create_opts(r->ctx, &r->A, r->o->precond, &po, &r->P);
     r->setup_seconds = kr_wtime() - t0;
+    free(sizes);
+    if (st == KR_OK) warn_singular(r);
     return st == KR_OK ? 0 : lib_error(r->ctx, st, r->name);
 }
 

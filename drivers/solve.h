@@ -16,6 +16,9 @@ typedef struct solve_opts {
     int s, restart, maxit, threads, monitor, json, help;
     int converged_reason, view; /* PETSc-style reports after the solve */
     double rtol, atol, dtol;
+    /* block-Jacobi: max block size, block sizes file, singular policy */
+    int block_size;
+    const char *blocks, *bjacobi_singular;
 } solve_opts;
 
 /* Everything one solve holds; freed by cli_solve_free. */

@@ -187,6 +187,42 @@ void kr_precond_destroy(kr_precond *P);
 kr_status kr_precond_apply(kr_precond *P, const kr_vec *r, kr_vec *z);
 const char *kr_precond_name(const kr_precond *P);
 
+/* What block-Jacobi ("bjacobi") does with a diagonal block that is singular
+ * (a Gauss-Jordan pivot d from row p with |d| <= k * eps * max_j |b_pj|,
+ * for a k x k block; so a zero row, or rows that repeat, make it singular):
+ * scalar Jacobi on its rows (1/a_ii, or 1 where a_ii = 0 too), the
+ * identity on its rows, or fail with KR_ERR_SINGULAR naming the blocks. */
+typedef enum kr_singular_policy {
+    KR_SINGULAR_JACOBI = 0,
+    KR_SINGULAR_IDENTITY,
+    KR_SINGULAR_ERROR
+} kr_singular_policy;
+
+/* Options of the preconditioners that take any (others ignore them). */
+typedef struct kr_precond_options {
+    int block_size;              /* max block size 1..32; default 32          */
+    const int32_t *block_sizes;  /* the caller's blocks (sizes sum to n) or
+                                    NULL for supervariable blocking           */
+    int32_t nblocks;             /* entries of block_sizes                    */
+    int fixed;                   /* 1: blocks of exactly block_size rows (the
+                                    last one shorter); default 0              */
+    kr_singular_policy singular; /* default KR_SINGULAR_JACOBI              */
+} kr_precond_options;
+
+void kr_precond_options_default(kr_precond_options *o);
+/* kr_precond_create with options; o NULL means the defaults.
+ * kr_precond_create(ctx, A, name, P) is this with the defaults. */
+kr_status kr_precond_create_opts(kr_ctx *ctx, const kr_csr *A, const char *name,
+                                 const kr_precond_options *o, kr_precond **P);
+/* Diagonal blocks the singular policy replaced (0 for preconditioners
+ * without blocks). */
+int32_t kr_precond_singular_blocks(const kr_precond *P);
+/* Number of diagonal blocks (0 for preconditioners without blocks), and
+ * their sizes in order into sizes[0..count) (KR_ERR_UNSUPPORTED for
+ * preconditioners without blocks). */
+int32_t kr_precond_block_count(const kr_precond *P);
+kr_status kr_precond_block_sizes(const kr_precond *P, int32_t *sizes);
+
 /* ----------------------------------------------------------------- solve */
 
 /* Why a solve stopped. Positive: converged; negative: did not. The values

@@ -10,6 +10,7 @@
 static const kr_precond_ops *const preconds[] = {
     &kr_precond_none_ops,
     &kr_precond_jacobi_ops,
+    &kr_precond_bjacobi_ops,
 };
 
 #define NPRECONDS (sizeof preconds / sizeof preconds[0])
@@ -30,23 +31,43 @@ const char *const *kr_precond_names(void)
     return names;
 }
 
+void kr_precond_options_default(kr_precond_options *o)
+{
+    if (!o) return;
+    memset(o, 0, sizeof *o);
+    o->block_size = 32;
+    o->singular = KR_SINGULAR_JACOBI;
+}
+
 kr_status kr_precond_create(kr_ctx *ctx, const kr_csr *A, const char *name,
                             kr_precond **out)
+{
+    return kr_precond_create_opts(ctx, A, name, NULL, out);
+}
+
+static kr_status unknown(kr_ctx *ctx, const char *name)
+{
+    char list[256];
+    kr_join_names(kr_precond_names(), list, sizeof list);
+    return kr_fail(ctx, KR_ERR_ARG, "unknown preconditioner '%s' (valid: %s)",
+                   name ? name : "(null)", list);
+}
+
+kr_status kr_precond_create_opts(kr_ctx *ctx, const kr_csr *A, const char *name,
+                                 const kr_precond_options *o, kr_precond **out)
 {
     if (!ctx || !A || !out)
         return kr_fail(ctx, KR_ERR_ARG, "kr_precond_create: NULL argument");
     *out = NULL;
     const kr_precond_ops *ops = kr_precond_find(name);
-    if (!ops) {
-        char list[256];
-        kr_join_names(kr_precond_names(), list, sizeof list);
-        return kr_fail(ctx, KR_ERR_ARG,
-                       "unknown preconditioner '%s' (valid: %s)",
-                       name ? name : "(null)", list);
-    }
+    if (!ops) return unknown(ctx, name);
+    kr_precond_options defaults;
+    kr_precond_options_default(&defaults);
     kr_precond *P = calloc(1, sizeof *P);
     if (!P) return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
-    kr_status st = ops->build(ctx, A, &P->impl);
+    kr_status st = ops->build_opts
+                       ? ops->build_opts(ctx, A, o ? o : &defaults, &P->impl)
+                       : ops->build(ctx, A, &P->impl);
     if (st != KR_OK) {
         free(P);
         return st;
@@ -77,3 +98,26 @@ kr_status kr_precond_apply(kr_precond *P, const kr_vec *r, kr_vec *z)
 }
 
 const char *kr_precond_name(const kr_precond *P) { return P->ops->name; }
+
+int32_t kr_precond_singular_blocks(const kr_precond *P)
+{
+    if (!P || !P->ops->singular_blocks) return 0;
+    return P->ops->singular_blocks(P->impl);
+}
+
+int32_t kr_precond_block_count(const kr_precond *P)
+{
+    if (!P || !P->ops->block_count) return 0;
+    return P->ops->block_count(P->impl);
+}
+
+kr_status kr_precond_block_sizes(const kr_precond *P, int32_t *sizes)
+{
+    if (!P || !sizes) return KR_ERR_ARG;
+    if (!P->ops->block_sizes)
+        return kr_fail(P->ctx, KR_ERR_UNSUPPORTED,
+                       "preconditioner '%s' has no diagonal blocks",
+                       P->ops->name);
+    P->ops->block_sizes(P->impl, sizes);
+    return KR_OK;
+}

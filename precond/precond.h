@@ -1,5 +1,5 @@
 /* Preconditioners as operators z = P^{-1} r, registered by name in
- * precond/registry.c. "none" is the identity operator, so solver loops never
+ * precond/precond.c. "none" is the identity operator, so solver loops never
  * branch on whether there is a preconditioner. */
 #ifndef KR_PRECOND_PRECOND_H
 #define KR_PRECOND_PRECOND_H
@@ -18,6 +18,14 @@ typedef struct kr_precond_ops {
      * identity) and returns 1, so solvers may fuse it into their updates;
      * NULL for preconditioners that are not diagonal. */
     int (*diagonal)(void *impl, const double **d);
+    /* Added later; NULL in preconditioners that take no options or have no
+     * blocks. build_opts, when set, is used instead of build (o is never
+     * NULL there). */
+    kr_status (*build_opts)(kr_ctx *ctx, const kr_csr *A,
+                            const kr_precond_options *o, void **impl);
+    int32_t (*singular_blocks)(const void *impl);
+    int32_t (*block_count)(const void *impl);
+    void (*block_sizes)(const void *impl, int32_t *sizes);
 } kr_precond_ops;
 
 struct kr_precond {
@@ -31,5 +39,6 @@ const kr_precond_ops *kr_precond_find(const char *name);
 
 extern const kr_precond_ops kr_precond_none_ops;
 extern const kr_precond_ops kr_precond_jacobi_ops;
+extern const kr_precond_ops kr_precond_bjacobi_ops;
 
 #endif

@@ -1,0 +1,105 @@
+/* Block partitions for block-Jacobi: supervariable agglomeration on the
+ * CSR pattern, fixed sizes, or sizes the caller gives. All run on the host
+ * in one pass over the rows. */
+#include "precond/blocking.h"
+
+#include "core/error.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static kr_status alloc_starts(kr_ctx *ctx, int32_t count, int32_t **starts)
+{
+    *starts = malloc(((size_t)count + 1) * sizeof **starts);
+    if (!*starts) return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
+    return KR_OK;
+}
+
+static kr_status check_max(kr_ctx *ctx, int32_t max)
+{
+    if (max >= 1 && max <= KR_BLOCK_MAX) return KR_OK;
+    return kr_fail(ctx, KR_ERR_ARG, "bjacobi: block size %d is not in 1..%d",
+                   (int)max, KR_BLOCK_MAX);
+}
+
+/* 1 when rows i-1 and i have the same column pattern. */
+static int same_pattern(const kr_csr *A, int32_t i)
+{
+    int32_t a = A->rowptr[i - 1], b = A->rowptr[i];
+    int32_t len = b - a;
+    if (A->rowptr[i + 1] - b != len) return 0;
+    return memcmp(A->colind + a, A->colind + b,
+                  (size_t)len * sizeof *A->colind) == 0;
+}
+
+/* sv[0..*nsv] = supervariable starts: a row opens a new one unless its
+ * pattern equals the previous row's and the current one has room. */
+static int32_t supervariables(const kr_csr *A, int32_t max, int32_t *sv)
+{
+    int32_t nsv = 0;
+    for (int32_t i = 0; i < A->nrows; i++)
+        if (i == 0 || i - sv[nsv - 1] >= max || !same_pattern(A, i))
+            sv[nsv++] = i;
+    sv[nsv] = A->nrows;
+    return nsv;
+}
+
+kr_status kr_blocking_supervariables(kr_ctx *ctx, const kr_csr *A, int32_t max,
+                                     int32_t *nb, int32_t **starts)
+{
+    KR_TRY(check_max(ctx, max));
+    if (A->nrows != A->ncols)
+        return kr_fail(ctx, KR_ERR_ARG,
+                       "bjacobi: matrix is %d x %d, not square", A->nrows,
+                       A->ncols);
+    int32_t *s;
+    KR_TRY(alloc_starts(ctx, A->nrows, &s));
+    int32_t nsv = supervariables(A, max, s);
+    /* merge in place: block b keeps absorbing supervariables while they fit */
+    int32_t b = 0;
+    for (int32_t v = 0; v < nsv; v++)
+        if (b == 0 || s[v + 1] - s[b - 1] > max) s[b++] = s[v];
+    s[b] = A->nrows;
+    *nb = b;
+    *starts = s;
+    return KR_OK;
+}
+
+kr_status kr_blocking_fixed(kr_ctx *ctx, int32_t n, int32_t k, int32_t *nb,
+                            int32_t **starts)
+{
+    KR_TRY(check_max(ctx, k));
+    int32_t count = n / k + (n % k != 0);
+    KR_TRY(alloc_starts(ctx, count, starts));
+    for (int32_t b = 0; b < count; b++)
+        (*starts)[b] = b * k;
+    (*starts)[count] = n;
+    *nb = count;
+    return KR_OK;
+}
+
+kr_status kr_blocking_given(kr_ctx *ctx, int32_t n, const int32_t *sizes,
+                            int32_t nsizes, int32_t *nb, int32_t **starts)
+{
+    if (nsizes < 0 || (nsizes > 0 && !sizes))
+        return kr_fail(ctx, KR_ERR_ARG, "bjacobi: no block sizes given");
+    int64_t sum = 0;
+    for (int32_t b = 0; b < nsizes; b++) {
+        if (sizes[b] < 1 || sizes[b] > KR_BLOCK_MAX)
+            return kr_fail(ctx, KR_ERR_ARG,
+                           "bjacobi: block %d has size %d, not in 1..%d",
+                           (int)b, (int)sizes[b], KR_BLOCK_MAX);
+        sum += sizes[b];
+    }
+    if (sum != n)
+        return kr_fail(ctx, KR_ERR_ARG,
+                       "bjacobi: the %d block sizes sum to %lld, but the "
+                       "matrix has %d rows",
+                       (int)nsizes, (long long)sum, (int)n);
+    KR_TRY(alloc_starts(ctx, nsizes, starts));
+    (*starts)[0] = 0;
+    for (int32_t b = 0; b < nsizes; b++)
+        (*starts)[b + 1] = (*starts)[b] + sizes[b];
+    *nb = nsizes;
+    return KR_OK;
+}
