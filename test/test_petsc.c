@@ -3,7 +3,9 @@
  * ones exit 2 naming themselves, listed in --help) and compare-petsc's
  * message when krylov-petsc is missing. With build/krylov-petsc: its JSON
  * against PETSc KSP on generated and real matrices (iteration counts,
- * true residuals, agreement of the solutions) and the table's rows. */
+ * true residuals, agreement of the solutions) and the table's rows; and
+ * PETSc binary files written and read by PETSc itself (krylov-petsc
+ * petsc-write / petsc-read) against io/petsc_bin.c, bit for bit. */
 #include "testutil.h"
 
 #include <math.h>
@@ -332,6 +334,246 @@ START_TEST(compare_prints_table)
 }
 END_TEST
 
+/* ------------------------------- PETSc binary files through PETSc itself */
+
+/* krylov-petsc petsc-write writes with MatView/VecView, petsc-read reads
+ * with MatLoad/VecLoad (drivers/petsc/binio.c); io/petsc_bin.c must agree
+ * with the library bit for bit in both directions. */
+
+static kr_ctx *cpu_ctx(void)
+{
+    kr_ctx *ctx = NULL;
+    ck_assert_int_eq(kr_ctx_create(&ctx, KR_DEVICE_CPU), KR_OK);
+    return ctx;
+}
+
+/* b = A*ones, as krylov-petsc petsc-write (and krylov solve) make it. */
+static double *ones_rhs(const kr_csr *A)
+{
+    double *ones = malloc(((size_t)A->ncols + 1) * sizeof *ones);
+    double *b = malloc(((size_t)A->nrows + 1) * sizeof *b);
+    ck_assert(ones && b);
+    for (int32_t j = 0; j < A->ncols; j++)
+        ones[j] = 1.0;
+    kr_csr_matvec(A, ones, b);
+    free(ones);
+    return b;
+}
+
+static void assert_same_csr(const kr_csr *A, const kr_csr *B, const char *what)
+{
+    ck_assert_msg(A->nrows == B->nrows && A->ncols == B->ncols &&
+                      A->nnz == B->nnz,
+                  "%s: %dx%d (%d nonzeros) vs %dx%d (%d)", what, A->nrows,
+                  A->ncols, A->nnz, B->nrows, B->ncols, B->nnz);
+    size_t nr = (size_t)A->nrows + 1, nz = (size_t)A->nnz;
+    ck_assert_msg(!memcmp(A->rowptr, B->rowptr, nr * sizeof *A->rowptr),
+                  "%s: row pointers differ", what);
+    ck_assert_msg(!memcmp(A->colind, B->colind, nz * sizeof *A->colind),
+                  "%s: column indices differ", what);
+    ck_assert_msg(!memcmp(A->val, B->val, nz * sizeof *A->val),
+                  "%s: values differ (bitwise)", what);
+}
+
+/* The three square test matrices into dir: poisson2d:7 (generated, src
+ * "--gen poisson2d:7"), a random nonsymmetric one and one with an empty
+ * row and column (Matrix Market files the test writes). Fills src[i] with
+ * the petsc-write argument and ref[i] with the CSR krylov loads from it. */
+enum { NCASES = 3 };
+static void make_cases(kr_ctx *ctx, const char *dir, char src[][600],
+                       kr_csr ref[])
+{
+    kr_csr R = {0};
+    ck_assert_int_eq(kr_generate(ctx, "poisson2d:7", &ref[0]), KR_OK);
+    snprintf(src[0], 600, "--gen poisson2d:7");
+    kt_random_csr(ctx, 60, 60, 6, 1, 20261122u, &R);
+    snprintf(src[1], 600, "%s/random.mtx", dir);
+    ck_assert_int_eq(kr_write_mtx(ctx, src[1], &R), KR_OK);
+    kr_csr_free(&R);
+    snprintf(src[2], 600, "%s",
+             kt_write_file(dir, "empty_row.mtx",
+                           "%%MatrixMarket matrix coordinate real general\n"
+                           "5 5 7\n1 1 0.1\n1 4 -3.0000000000000004\n"
+                           "2 2 1e-300\n4 1 2.5\n4 4 1.7976931348623157e308\n"
+                           "5 5 -7\n5 1 0.3333333333333333\n"));
+    for (int i = 1; i < NCASES; i++)
+        ck_assert_int_eq(kr_read_mtx(ctx, src[i], &ref[i]), KR_OK);
+    ck_assert_int_eq(ref[2].rowptr[3] - ref[2].rowptr[2], 0); /* empty row */
+}
+
+START_TEST(petsc_written_files_read_bitwise)
+{
+    if (!have_petsc()) {
+        kt_skip("petsc_written_files_read_bitwise", "no krylov-petsc (PETSc)");
+        return;
+    }
+    char dir[64], src[NCASES][600], out[700], vout[700];
+    snprintf(dir, sizeof dir, "%s", kt_tmpdir());
+    kr_ctx *ctx = cpu_ctx();
+    kr_csr ref[NCASES] = {{0}};
+    make_cases(ctx, dir, src, ref);
+    for (int i = 0; i < NCASES; i++) {
+        snprintf(out, sizeof out, "%s/m%d.bin", dir, i);
+        snprintf(vout, sizeof vout, "%s/m%d.vec.bin", dir, i);
+        run_out r =
+            run(PETSC_ENV, petsc_bin(), "petsc-write %s '%s'", src[i], out);
+        ck_assert_msg(r.rc == 0, "%s: rc %d: %s", src[i], r.rc, r.err);
+        const char *nl = strchr(r.out, '\n');
+        ck_assert_msg(!strncmp(r.out, "wrote ", 6) && nl && !nl[1],
+                      "stdout is not one 'wrote' line: %s", r.out);
+        run_free(&r);
+        kr_csr A = {0};
+        double *v = NULL, *b = ones_rhs(&ref[i]);
+        int32_t n = -1;
+        ck_assert_msg(kr_read_petsc_mat(ctx, out, &A) == KR_OK, "%s",
+                      kr_ctx_error(ctx));
+        assert_same_csr(&A, &ref[i], src[i]);
+        ck_assert_msg(kr_read_petsc_vec(ctx, vout, &n, &v) == KR_OK, "%s",
+                      kr_ctx_error(ctx));
+        ck_assert_int_eq(n, ref[i].nrows);
+        ck_assert_msg(!memcmp(v, b, (size_t)n * sizeof *v), "%s: b differs",
+                      src[i]);
+        free(v);
+        free(b);
+        kr_csr_free(&A);
+        kr_csr_free(&ref[i]);
+    }
+    kr_ctx_destroy(ctx);
+}
+END_TEST
+
+/* petsc-read --entries A.bin V.bin of files krylov wrote: PETSc's MatLoad
+ * and VecLoad give back every entry of A and v exactly (%.17g), and the
+ * sizes, nonzero count and checksums. */
+static void check_petsc_reads(kr_ctx *ctx, const kr_csr *A, const char *what)
+{
+    char dir[64], mat[128], vec[128];
+    snprintf(dir, sizeof dir, "%s", kt_tmpdir());
+    snprintf(mat, sizeof mat, "%s/A.bin", dir);
+    snprintf(vec, sizeof vec, "%s/v.bin", dir);
+    double *v = malloc(((size_t)A->nrows + 1) * sizeof *v);
+    uint64_t seed = 7;
+    for (int32_t i = 0; i < A->nrows; i++)
+        v[i] = kt_rand_uniform(&seed) * 1e3;
+    ck_assert_int_eq(kr_write_petsc_mat(ctx, mat, A), KR_OK);
+    ck_assert_int_eq(kr_write_petsc_vec(ctx, vec, A->nrows, v), KR_OK);
+    run_out r =
+        run(PETSC_ENV, petsc_bin(), "petsc-read --entries '%s' '%s'", mat, vec);
+    ck_assert_msg(r.rc == 0, "%s: rc %d: %s", what, r.rc, r.err);
+    const char *p = r.out;
+    double sum = 0.0, vsum = 0.0;
+    for (int32_t i = 0; i < A->nrows; i++)
+        for (int32_t k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) {
+            int pi, pj, used = 0;
+            double a;
+            ck_assert_msg(
+                sscanf(p, "entry %d %d %lf\n%n", &pi, &pj, &a, &used) == 3 &&
+                    used > 0,
+                "%s: entry %d missing: %.80s", what, k, p);
+            ck_assert_msg(pi == i && pj == A->colind[k] && a == A->val[k],
+                          "%s: PETSc (%d, %d) = %.17g, krylov (%d, %d) = "
+                          "%.17g",
+                          what, pi, pj, a, i, A->colind[k], A->val[k]);
+            sum += (double)(i + 1) * (double)(A->colind[k] + 1) * A->val[k];
+            p += used;
+        }
+    ck_assert_int_eq((int)num_after(p, "rows"), A->nrows);
+    ck_assert_int_eq((int)num_after(p, "cols"), A->ncols);
+    ck_assert_int_eq((int)num_after(p, "nnz"), A->nnz);
+    ck_assert_msg(num_after(p, "checksum") == sum, "%s: checksum %.17g, %.17g",
+                  what, num_after(p, "checksum"), sum);
+    for (int32_t i = 0; i < A->nrows; i++) {
+        char key[32];
+        snprintf(key, sizeof key, "ventry %d ", (int)i);
+        ck_assert_msg(num_after(p, key) == v[i], "%s: v[%d]", what, (int)i);
+        vsum += (double)(i + 1) * v[i];
+    }
+    ck_assert_int_eq((int)num_after(p, "vec_n"), A->nrows);
+    ck_assert(num_after(p, "vec_checksum") == vsum);
+    ck_assert_msg(!strstr(r.out, "WARNING"), "PETSc noise: %s", r.out);
+    run_free(&r);
+    free(v);
+}
+
+START_TEST(krylov_written_files_loaded_by_petsc)
+{
+    if (!have_petsc()) {
+        kt_skip("krylov_written_files_loaded_by_petsc",
+                "no krylov-petsc (PETSc)");
+        return;
+    }
+    char dir[64], src[NCASES][600];
+    snprintf(dir, sizeof dir, "%s", kt_tmpdir());
+    kr_ctx *ctx = cpu_ctx();
+    kr_csr ref[NCASES] = {{0}}, R = {0};
+    make_cases(ctx, dir, src, ref);
+    for (int i = 0; i < NCASES; i++) {
+        check_petsc_reads(ctx, &ref[i], src[i]);
+        kr_csr_free(&ref[i]);
+    }
+    kt_random_csr(ctx, 9, 4, 3, 0, 99u, &R); /* rectangular */
+    check_petsc_reads(ctx, &R, "random 9 x 4");
+    kr_csr_free(&R);
+    kr_ctx_destroy(ctx);
+}
+END_TEST
+
+/* krylov solve A.bin -b b.bin on files PETSc wrote: converged, with the
+ * true residual below rtol (b = A*ones, so x is ones within the bound). */
+static void solve_petsc_files(const char *src, const char *method)
+{
+    char dir[64], out[128], vout[128];
+    snprintf(dir, sizeof dir, "%s", kt_tmpdir());
+    snprintf(out, sizeof out, "%s/A.bin", dir);
+    snprintf(vout, sizeof vout, "%s/A.vec.bin", dir);
+    run_out r = run(PETSC_ENV, petsc_bin(), "petsc-write %s '%s'", src, out);
+    ck_assert_msg(r.rc == 0, "%s: rc %d: %s", src, r.rc, r.err);
+    run_free(&r);
+    r = run("", krylov_bin(),
+            "solve '%s' -b '%s' --method %s --rtol 1e-10 --device cpu "
+            "--json",
+            out, vout, method);
+    ck_assert_msg(r.rc == 0, "%s %s: rc %d\n%s%s", src, method, r.rc, r.out,
+                  r.err);
+    ck_assert_msg(strstr(r.out, "\"reason\": \"CONVERGED_"), "%s", r.out);
+    double tr = num_after(r.out, "\"true_relative_residual\"");
+    ck_assert_msg(tr <= 1.05e-10, "%s %s: true residual %g", src, method, tr);
+    ck_assert_msg(num_after(r.out, "\"iterations\"") > 1, "%s", r.out);
+    run_free(&r);
+}
+
+START_TEST(solve_on_petsc_written_files)
+{
+    if (!have_petsc()) {
+        kt_skip("solve_on_petsc_written_files", "no krylov-petsc (PETSc)");
+        return;
+    }
+    solve_petsc_files("--gen poisson3d:10", "cg");
+    solve_petsc_files("--gen convdiff2d:20,20", "bicgstab");
+    solve_petsc_files("--gen convdiff2d:20,20", "gmres");
+}
+END_TEST
+
+START_TEST(petsc_file_modes_reject_bad_input)
+{
+    if (!have_petsc()) {
+        kt_skip("petsc_file_modes_reject_bad_input", "no krylov-petsc (PETSc)");
+        return;
+    }
+    char dir[64];
+    snprintf(dir, sizeof dir, "%s", kt_tmpdir());
+    const char *junk = kt_write_file(dir, "junk.bin", "not a PETSc file\n");
+    run_out r = run(PETSC_ENV, petsc_bin(), "petsc-read '%s'", junk);
+    ck_assert_msg(r.rc == 3 && strstr(r.err, junk), "rc %d: %s", r.rc, r.err);
+    ck_assert_str_eq(r.out, "");
+    run_free(&r);
+    r = run(PETSC_ENV, petsc_bin(), "petsc-write --gen poisson2d:3");
+    ck_assert_msg(r.rc == 2 && strstr(r.err, "petsc-write"), "rc %d: %s", r.rc,
+                  r.err);
+    run_free(&r);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("petsc");
@@ -350,5 +592,12 @@ int main(void)
     tcase_add_test(cmp, compare_real_spd);
     tcase_add_test(cmp, compare_prints_table);
     suite_add_tcase(s, cmp);
+    TCase *bin = tcase_create("petsc_binary_files");
+    tcase_set_timeout(bin, 120);
+    tcase_add_test(bin, petsc_written_files_read_bitwise);
+    tcase_add_test(bin, krylov_written_files_loaded_by_petsc);
+    tcase_add_test(bin, solve_on_petsc_written_files);
+    tcase_add_test(bin, petsc_file_modes_reject_bad_input);
+    suite_add_tcase(s, bin);
     return kt_run(s);
 }

@@ -2,8 +2,11 @@
  * `krylov solve`. It parses and loads the problem with the solve command's
  * own code (drivers/solve.h), solves it with krylov, then with PETSc KSP on
  * the same A, b and x0 with the same tolerances, and prints one table.
- * PETSc is initialised without our argv, so it never parses our options. */
+ * PETSc is initialised without our argv, so it never parses our options.
+ * Two file modes for the tests, petsc-write and petsc-read, are in
+ * drivers/petsc/binio.h. */
 #include "drivers/options.h"
+#include "drivers/petsc/binio.h"
 #include "drivers/petsc/compare.h"
 #include "drivers/petsc_style.h"
 #include "drivers/solve.h"
@@ -112,6 +115,10 @@ static void report(const solve_run *r, cmp_result *c, const double *xp)
 
 int main(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "petsc-write"))
+        return pbin_write(argc - 2, argv + 2);
+    if (argc > 1 && !strcmp(argv[1], "petsc-read"))
+        return pbin_read(argc - 2, argv + 2);
     solve_opts o;
     const char *matrix = NULL;
     int rc = cli_solve_parse("compare-petsc", argc - 1, argv + 1, &o, &matrix);
