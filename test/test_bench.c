@@ -14,50 +14,16 @@
 #include <string.h>
 #include <sys/wait.h>
 
-typedef struct run_out {
-    int rc;
-    char *out, *err;
-} run_out;
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)len + 1);
-    ck_assert(s && fread(s, 1, (size_t)len, f) == (size_t)len);
-    s[len] = '\0';
-    fclose(f);
-    return s;
-}
+typedef kt_output run_out;
 
 /* Runs "krylov ARGS" with stdout and stderr captured in files of dir. */
 static run_out krylov(const char *dir, const char *fmt, ...)
 {
-    const char *bin = getenv("KRYLOV_BIN");
-    char args[2048], cmd[4096];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
+    run_out r = kt_vcommand("", kt_krylov_bin(), dir, fmt, ap);
     va_end(ap);
-    snprintf(cmd, sizeof cmd, "'%s' %s >'%s/out.txt' 2>'%s/err.txt'",
-             bin && *bin ? bin : "build/krylov", args, dir, dir);
-    int status = system(cmd);
-    char out[512], err[512];
-    snprintf(out, sizeof out, "%s/out.txt", dir);
-    snprintf(err, sizeof err, "%s/err.txt", dir);
-    run_out r = {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out),
-                 slurp(err)};
-    ck_assert(r.out && r.err);
     return r;
-}
-
-static void run_free(run_out *r)
-{
-    free(r->out);
-    free(r->err);
 }
 
 /* ------------------------------------------------ a small JSON reader */
@@ -166,16 +132,6 @@ static int nformats(void)
     return n;
 }
 
-static int no_tmp_files(const char *dir)
-{
-    DIR *d = opendir(dir);
-    int clean = 1;
-    for (struct dirent *e; d && (e = readdir(d));)
-        if (strstr(e->d_name, ".tmp")) clean = 0;
-    if (d) closedir(d);
-    return clean;
-}
-
 #define FAST "--device cpu --threads 1 --reps 3 --copy-mb 4"
 
 /* ------------------------------------------------------------- spmv */
@@ -236,9 +192,9 @@ START_TEST(spmv_one_row_per_format_and_matrix)
     ck_assert_msg(r.rc == 0, "exit %d: %s", r.rc, r.err);
     char path[512], format[64], matrix[64], status[16], note[512];
     snprintf(path, sizeof path, "%s/b.json", d);
-    char *json = slurp(path);
+    char *json = kt_slurp(path);
     snprintf(path, sizeof path, "%s/b.md", d);
-    char *md = slurp(path);
+    char *md = kt_slurp(path);
     ck_assert(json && md);
     ck_assert_str_eq(md, r.out); /* the file is the table printed */
     const char *keys[] = {"command",          "device",     "date_utc",
@@ -262,10 +218,10 @@ START_TEST(spmv_one_row_per_format_and_matrix)
         else
             ck_assert_msg(!strncmp(note, "refused: ", 9), "%s", note);
     }
-    ck_assert(no_tmp_files(d));
+    ck_assert(kt_no_tmp_files(d));
     free(json);
     free(md);
-    run_free(&r);
+    kt_output_free(&r);
 }
 END_TEST
 
@@ -279,7 +235,7 @@ START_TEST(spmv_small_marked_and_summarised)
     ck_assert_msg(r.rc == 0, "exit %d: %s", r.rc, r.err);
     char path[512];
     snprintf(path, sizeof path, "%s/b.json", d);
-    char *json = slurp(path);
+    char *json = kt_slurp(path);
     const char *o[4], *e[4];
     ck_assert_int_eq(rows_of(json, o, e, 4), 1);
     ck_assert(strstr(o[0], "\"small\": true") < e[0]);
@@ -292,7 +248,7 @@ START_TEST(spmv_small_marked_and_summarised)
     ck_assert(isnan(num(s, end, "geomean_speedup_large")));
     ck_assert_ptr_nonnull(strstr(r.out, "| small |"));
     free(json);
-    run_free(&r);
+    kt_output_free(&r);
 }
 END_TEST
 
@@ -310,15 +266,15 @@ START_TEST(spmv_unknown_format_exit_2)
     ck_assert_str_eq(r.out, "");
     char path[512];
     snprintf(path, sizeof path, "%s/b.json", d);
-    ck_assert_ptr_null(slurp(path));
-    run_free(&r);
+    ck_assert_ptr_null(kt_slurp(path));
+    kt_output_free(&r);
     r = krylov(d, "bench spmv --gen poisson2d:10 --formats csr,csr");
     ck_assert_int_eq(r.rc, 2);
-    run_free(&r);
+    kt_output_free(&r);
     r = krylov(d, "bench nosuch");
     ck_assert_int_eq(r.rc, 2);
     ck_assert_ptr_nonnull(strstr(r.err, "spmv, solve"));
-    run_free(&r);
+    kt_output_free(&r);
 }
 END_TEST
 
@@ -329,14 +285,14 @@ START_TEST(help_states_models_and_defaults)
     ck_assert_int_eq(r.rc, 0);
     ck_assert_ptr_nonnull(strstr(r.out, "poisson3d:160"));
     ck_assert_ptr_nonnull(strstr(r.out, "12 B per nonzero"));
-    run_free(&r);
+    kt_output_free(&r);
     r = krylov(d, "bench solve --help");
     ck_assert_int_eq(r.rc, 0);
     ck_assert_ptr_nonnull(strstr(r.out, "--restart"));
-    run_free(&r);
+    kt_output_free(&r);
     r = krylov(d, "--help");
     ck_assert_ptr_nonnull(strstr(r.out, "bench"));
-    run_free(&r);
+    kt_output_free(&r);
 }
 END_TEST
 
@@ -348,8 +304,8 @@ START_TEST(unwritable_output_exit_3)
                        " --json %s/no/such/dir/b.json",
                        d);
     ck_assert_int_eq(r.rc, 3);
-    ck_assert(no_tmp_files(d));
-    run_free(&r);
+    ck_assert(kt_no_tmp_files(d));
+    kt_output_free(&r);
 }
 END_TEST
 
@@ -362,13 +318,13 @@ static void solve_matches(const char *d, const char *opts)
     ck_assert_msg(r.rc <= 1, "krylov solve %s: exit %d", opts, r.rc);
     const char *end = r.out + strlen(r.out);
     int its = (int)num(r.out, end, "iterations");
-    run_free(&r);
+    kt_output_free(&r);
     r = krylov(d, "bench solve --gen poisson2d:30 %s " FAST " --json %s/s.json",
                opts, d);
     ck_assert_msg(r.rc == 0, "bench solve %s: exit %d: %s", opts, r.rc, r.err);
     char path[512];
     snprintf(path, sizeof path, "%s/s.json", d);
-    char *json = slurp(path);
+    char *json = kt_slurp(path);
     const char *o[2], *e[2];
     ck_assert_int_eq(rows_of(json, o, e, 2), 1);
     ck_assert_int_eq((int)num(o[0], e[0], "iterations"), its);
@@ -387,7 +343,7 @@ static void solve_matches(const char *d, const char *opts)
     ck_assert_double_eq_tol(num(o[0], e[0], "measured_over_floor"), ratio,
                             1e-12 * ratio);
     free(json);
-    run_free(&r);
+    kt_output_free(&r);
 }
 
 START_TEST(solve_iterations_match_krylov_solve)
@@ -410,7 +366,7 @@ START_TEST(solve_cg_bytes_follow_the_model)
     ck_assert_msg(r.rc == 0, "exit %d: %s", r.rc, r.err);
     char path[512];
     snprintf(path, sizeof path, "%s/s.json", d);
-    char *json = slurp(path);
+    char *json = kt_slurp(path);
     const char *o[2], *e[2], *end = json + strlen(json);
     ck_assert_int_eq(rows_of(json, o, e, 2), 1);
     double n = num(o[0], e[0], "n"), nnz = num(o[0], e[0], "nnz");
@@ -427,7 +383,7 @@ START_TEST(solve_cg_bytes_follow_the_model)
     ck_assert_double_eq_tol(num(o[0], e[0], "time_to_solution_s"), t,
                             1e-12 * t);
     free(json);
-    run_free(&r);
+    kt_output_free(&r);
 }
 END_TEST
 
@@ -445,7 +401,7 @@ START_TEST(solve_bad_matrices_are_rows_not_errors)
     ck_assert_msg(r.rc == 0, "exit %d: %s", r.rc, r.err);
     ck_assert_ptr_nonnull(strstr(r.out, "not square"));
     ck_assert_ptr_nonnull(strstr(r.out, "failed: jacobi"));
-    run_free(&r);
+    kt_output_free(&r);
 }
 END_TEST
 

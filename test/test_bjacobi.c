@@ -819,19 +819,13 @@ END_TEST
 
 /* ------------------------------------------------------ command line */
 
-static const char *krylov_bin(void)
-{
-    const char *b = getenv("KRYLOV_BIN");
-    return b && *b ? b : "build/krylov";
-}
-
 /* Runs krylov with args; stderr into err (a file in dir). Exit status. */
 static int run_krylov(const char *dir, const char *args, char *err, size_t len)
 {
     char cmd[2048], path[512];
     snprintf(path, sizeof path, "%s/stderr.txt", dir);
-    snprintf(cmd, sizeof cmd, "'%s' %s >/dev/null 2>'%s'", krylov_bin(), args,
-             path);
+    snprintf(cmd, sizeof cmd, "'%s' %s >/dev/null 2>'%s'", kt_krylov_bin(),
+             args, path);
     int status = system(cmd);
     FILE *f = fopen(path, "r");
     size_t got = f ? fread(err, 1, len - 1, f) : 0;
@@ -848,7 +842,7 @@ static const char *const singular_mtx =
 
 START_TEST(cli_options_and_warning)
 {
-    FILE *probe = fopen(krylov_bin(), "r");
+    FILE *probe = fopen(kt_krylov_bin(), "r");
     if (!probe) {
         kt_skip("cli_options_and_warning", "no krylov binary");
         return;

@@ -13,48 +13,16 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-typedef struct run_out {
-    int rc;    /* exit status, -1 if killed */
-    char *out; /* stdout */
-    char *err; /* stderr */
-} run_out;
-
-static const char *krylov_bin(void)
-{
-    const char *b = getenv("KRYLOV_BIN");
-    return b && *b ? b : "build/krylov";
-}
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot read %s", path);
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)len + 1);
-    ck_assert(s && fread(s, 1, (size_t)len, f) == (size_t)len);
-    s[len] = '\0';
-    fclose(f);
-    return s;
-}
+typedef kt_output run_out;
 
 /* Runs "krylov ARGS" (printf-style) with stdout and stderr in files of the
  * folder io_dir, which the caller keeps apart from the folder it checks. */
 static run_out krylov(const char *io_dir, const char *fmt, ...)
 {
-    char args[2048], cmd[4096], out[512], err[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
+    run_out r = kt_vcommand("", kt_krylov_bin(), io_dir, fmt, ap);
     va_end(ap);
-    snprintf(out, sizeof out, "%s/stdout.txt", io_dir);
-    snprintf(err, sizeof err, "%s/stderr.txt", io_dir);
-    snprintf(cmd, sizeof cmd, "'%s' %s >'%s' 2>'%s'", krylov_bin(), args, out,
-             err);
-    int status = system(cmd);
-    run_out r = {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out),
-                 slurp(err)};
     return r;
 }
 
@@ -83,31 +51,6 @@ static const char *scratch_dir(void)
     snprintf(scratch[nscratch], sizeof scratch[0], "%s", kt_tmpdir());
     return scratch[nscratch++];
 }
-
-static void run_free(run_out *r)
-{
-    free(r->out);
-    free(r->err);
-}
-
-static int file_exists(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0;
-}
-
-/* No name in dir contains ".tmp" (a temporary output left behind). */
-static int no_tmp_files(const char *dir)
-{
-    DIR *d = opendir(dir);
-    ck_assert(d != NULL);
-    int clean = 1;
-    for (struct dirent *e; (e = readdir(d));)
-        if (strstr(e->d_name, ".tmp")) clean = 0;
-    closedir(d);
-    return clean;
-}
-
 /* The number after "key" at the start of a line of the text report. */
 static double report_num(const char *text, const char *key)
 {
@@ -164,16 +107,16 @@ START_TEST(help_top_level)
     ck_assert_int_eq(r.rc, 0);
     ck_assert(mentions_option(r.out, "solve") && mentions_option(r.out, "gen"));
     ck_assert_msg(mentions_exit_codes(r.out), "exit codes:\n%s", r.out);
-    run_free(&r);
+    kt_output_free(&r);
     r = krylov(dir, "--version");
     ck_assert_int_eq(r.rc, 0);
     ck_assert(strstr(r.out, KR_VERSION_STRING));
-    run_free(&r);
+    kt_output_free(&r);
     r = krylov(dir, "gen --help");
     ck_assert_int_eq(r.rc, 0);
     ck_assert(mentions_option(r.out, "-o") && mentions_exit_codes(r.out));
     ck_assert(strstr(r.out, kr_generator_help()));
-    run_free(&r);
+    kt_output_free(&r);
 }
 END_TEST
 
@@ -196,7 +139,7 @@ START_TEST(help_solve_tells_everything)
     ck_assert(strstr(r.out, kr_generator_help()));
     ck_assert(strstr(r.out, "default idr") && strstr(r.out, "default 1e-08") &&
               strstr(r.out, "default 10000") && strstr(r.out, "example"));
-    run_free(&r);
+    kt_output_free(&r);
 }
 END_TEST
 
@@ -210,7 +153,7 @@ START_TEST(solve_converges)
     ck_assert(report_num(r.out, "forward error (inf):") < 1e-5);
     ck_assert_int_eq((int)report_num(r.out, "rows (n):"), 400);
     ck_assert_int_eq((int)report_num(r.out, "nonzeros:"), 5 * 400 - 4 * 20);
-    run_free(&r);
+    kt_output_free(&r);
 }
 END_TEST
 
@@ -281,8 +224,8 @@ START_TEST(json_matches_text)
                      (int)report_num(t.out, "iterations:"));
     ck_assert(strstr(j.out, "\"method\": \"bicgstab\""));
     ck_assert(strstr(j.err, "||r||/||b||")); /* the monitor moved to stderr */
-    run_free(&t);
-    run_free(&j);
+    kt_output_free(&t);
+    kt_output_free(&j);
 }
 END_TEST
 
@@ -326,10 +269,10 @@ START_TEST(output_file_has_reported_residual)
     double mine = residual_of_file(&A, x);
     ck_assert_msg(fabs(mine - reported) <= 5e-4 * reported,
                   "reported %.6e, recomputed %.6e", reported, mine);
-    ck_assert(no_tmp_files(dir));
+    ck_assert(kt_no_tmp_files(dir));
     kr_csr_free(&A);
     kr_ctx_destroy(ctx);
-    run_free(&r);
+    kt_output_free(&r);
 }
 END_TEST
 
@@ -344,7 +287,7 @@ START_TEST(history_has_every_iteration)
                        h);
     ck_assert_int_eq(r.rc, 0);
     int its = (int)report_num(r.out, "iterations:");
-    char *csv = slurp(h);
+    char *csv = kt_slurp(h);
     ck_assert(strncmp(csv, "iteration,residual_norm,relative_residual\n", 42) ==
               0);
     int lines = 0, k;
@@ -356,9 +299,9 @@ START_TEST(history_has_every_iteration)
     ck_assert_int_eq(lines, its + 1);
     double last = report_num(r.out, "recursive rel. residual:");
     ck_assert(fabs(rel - last) <= 1e-4 * last);
-    ck_assert(no_tmp_files(dir));
+    ck_assert(kt_no_tmp_files(dir));
     free(csv);
-    run_free(&r);
+    kt_output_free(&r);
 }
 END_TEST
 
@@ -371,8 +314,8 @@ START_TEST(maxit_not_converged)
     ck_assert_int_eq(r.rc, 1);
     ck_assert(strstr(r.out, "DIVERGED_ITS") && strstr(r.err, "DIVERGED_ITS"));
     ck_assert_int_eq((int)report_num(r.out, "iterations:"), 2);
-    ck_assert(file_exists(x)); /* the last iterate, as --help says */
-    run_free(&r);
+    ck_assert(kt_file_exists(x)); /* the last iterate, as --help says */
+    kt_output_free(&r);
 }
 END_TEST
 
@@ -386,7 +329,7 @@ START_TEST(equals_syntax_and_options_reach_solver)
     ck_assert(strstr(r.out, "preconditioner:") && strstr(r.out, "none"));
     ck_assert(report_num(r.out, "recursive rel. residual:") <= 1e-10);
     ck_assert_int_eq((int)report_num(r.out, "threads:"), 1);
-    run_free(&r);
+    kt_output_free(&r);
 }
 END_TEST
 
@@ -423,7 +366,7 @@ START_TEST(usage_errors_exit_2)
         ck_assert_msg(r.rc == 2, "'%s' exited %d", cases[i].args, r.rc);
         ck_assert_msg(strstr(r.err, cases[i].must), "'%s': %s", cases[i].args,
                       r.err);
-        run_free(&r);
+        kt_output_free(&r);
     }
 }
 END_TEST
@@ -434,20 +377,20 @@ START_TEST(unknown_names_list_choices)
     run_out r = krylov(dir, "solve --gen poisson2d:5 --method foo");
     ck_assert_int_eq(r.rc, 2);
     assert_all_names(r.err, kr_method_names());
-    run_free(&r);
+    kt_output_free(&r);
     r = krylov(dir, "solve --gen poisson2d:5 --precond foo");
     ck_assert_int_eq(r.rc, 2);
     assert_all_names(r.err, kr_precond_names());
-    run_free(&r);
+    kt_output_free(&r);
     r = krylov(dir, "solve --gen poisson2d:5 --format foo");
     ck_assert_int_eq(r.rc, 2);
     assert_all_names(r.err, kr_format_names());
-    run_free(&r);
+    kt_output_free(&r);
     r = krylov(dir, "solve --gen poisson2d:5 --nope");
     ck_assert_int_eq(r.rc, 2);
     ck_assert(mentions_option(r.err, "--method") &&
               mentions_option(r.err, "--maxit"));
-    run_free(&r);
+    kt_output_free(&r);
 }
 END_TEST
 
@@ -505,9 +448,9 @@ static void check_bad_file(const char *dir, const char *io, const bad_file *bf)
         ck_assert_msg(*p >= '1' && *p <= '9', "%s: no line in %s", bf->name,
                       r.err);
     }
-    ck_assert(!file_exists(x) && !file_exists(h));
-    ck_assert(no_tmp_files(dir));
-    run_free(&r);
+    ck_assert(!kt_file_exists(x) && !kt_file_exists(h));
+    ck_assert(kt_no_tmp_files(dir));
+    kt_output_free(&r);
 }
 
 START_TEST(malformed_files_exit_3)
@@ -532,8 +475,8 @@ START_TEST(wrong_rhs_length_exit_3)
     ck_assert_msg(strstr(r.err, "b.mtx") && strstr(r.err, "3 x 1") &&
                       strstr(r.err, "25"),
                   "%s", r.err);
-    ck_assert(!file_exists(x));
-    run_free(&r);
+    ck_assert(!kt_file_exists(x));
+    kt_output_free(&r);
 }
 END_TEST
 
@@ -548,11 +491,11 @@ START_TEST(zero_diagonal_jacobi_exit_3)
     ck_assert_int_eq(r.rc, 3);
     ck_assert_msg(strstr(r.err, "row 2") && strstr(r.err, "zd.mtx"), "%s",
                   r.err);
-    run_free(&r);
+    kt_output_free(&r);
     r = krylov(dir, "solve %s --precond none --method gmres", a);
     ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
     ck_assert(report_num(r.out, "forward error (inf):") < 1e-8);
-    run_free(&r);
+    kt_output_free(&r);
 }
 END_TEST
 
@@ -565,7 +508,7 @@ START_TEST(cuda_not_built_exit_4)
     run_out r = krylov(scratch_dir(), "solve --gen poisson2d:5 --device cuda");
     ck_assert_int_eq(r.rc, 4);
     ck_assert(strstr(r.err, "krylov: error: ") && strstr(r.err, "CUDA"));
-    run_free(&r);
+    kt_output_free(&r);
 }
 END_TEST
 
@@ -594,7 +537,7 @@ START_TEST(exact_x0_converges_at_0)
     ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
     ck_assert_int_eq((int)report_num(r.out, "iterations:"), 0);
     ck_assert(report_num(r.out, "forward error (inf):") == 0.0);
-    run_free(&r);
+    kt_output_free(&r);
 }
 END_TEST
 
@@ -607,7 +550,7 @@ START_TEST(rhs_file_has_no_forward_error)
     ck_assert(json_balanced(r.out));
     ck_assert(strstr(r.out, "\"forward_error_inf\": null"));
     ck_assert(json_num(r.out, "true_relative_residual") <= 1e-8);
-    run_free(&r);
+    kt_output_free(&r);
 }
 END_TEST
 
@@ -618,7 +561,7 @@ START_TEST(gen_writes_readable_file)
     snprintf(f, sizeof f, "%s/f.mtx", dir);
     run_out r = krylov(dir, "gen poisson2d:5 -o %s", f);
     ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
-    run_free(&r);
+    kt_output_free(&r);
     kr_ctx *ctx;
     kr_csr A;
     ck_assert_int_eq(kr_ctx_create(&ctx, KR_DEVICE_CPU), KR_OK);
@@ -632,8 +575,8 @@ START_TEST(gen_writes_readable_file)
     ck_assert(a.rc == 0 && b.rc == 0);
     ck_assert_int_eq((int)report_num(a.out, "iterations:"),
                      (int)report_num(b.out, "iterations:"));
-    run_free(&a);
-    run_free(&b);
+    kt_output_free(&a);
+    kt_output_free(&b);
 }
 END_TEST
 

@@ -17,23 +17,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-typedef struct run_out {
-    int rc;    /* exit status, -1 if killed */
-    char *out; /* stdout */
-    char *err; /* stderr */
-} run_out;
-
-static const char *krylov_bin(void)
-{
-    const char *b = getenv("KRYLOV_BIN");
-    return b && *b ? b : "build/krylov";
-}
+typedef kt_output run_out;
 
 /* krylov-petsc next to the krylov binary. */
 static const char *petsc_bin(void)
 {
     static char path[1024];
-    const char *k = krylov_bin();
+    const char *k = kt_krylov_bin();
     const char *slash = strrchr(k, '/');
     int dir = slash ? (int)(slash - k) : 1;
     snprintf(path, sizeof path, "%.*s/krylov-petsc", dir, slash ? k : ".");
@@ -41,20 +31,6 @@ static const char *petsc_bin(void)
 }
 
 static int have_petsc(void) { return access(petsc_bin(), X_OK) == 0; }
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot read %s", path);
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)len + 1);
-    ck_assert(s && fread(s, 1, (size_t)len, f) == (size_t)len);
-    s[len] = '\0';
-    fclose(f);
-    return s;
-}
 
 /* MPI and PETSc keep memory to the end (Open MPI's plug-ins): under
  * SANITIZE=1 krylov-petsc runs with AddressSanitizer and UBSan on but the
@@ -64,26 +40,11 @@ static char *slurp(const char *path)
 /* Runs "ENV 'bin' ARGS" (printf-style), stdout and stderr captured. */
 static run_out run(const char *env, const char *bin, const char *fmt, ...)
 {
-    char args[2048], cmd[4096], out[512], err[512];
-    const char *dir = kt_tmpdir();
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
+    run_out r = kt_vcommand(env, bin, NULL, fmt, ap);
     va_end(ap);
-    snprintf(out, sizeof out, "%s/stdout.txt", dir);
-    snprintf(err, sizeof err, "%s/stderr.txt", dir);
-    snprintf(cmd, sizeof cmd, "%s'%s' %s >'%s' 2>'%s'", env, bin, args, out,
-             err);
-    int status = system(cmd);
-    run_out r = {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out),
-                 slurp(err)};
     return r;
-}
-
-static void run_free(run_out *r)
-{
-    free(r->out);
-    free(r->err);
 }
 
 /* The number after "key": in a JSON object, or after "key" in a text. */
@@ -105,10 +66,11 @@ static double num_after(const char *text, const char *key)
 /* Iterations of `krylov solve --gen SPEC ARGS --json`. */
 static int solve_iterations(const char *spec, const char *args, int want_rc)
 {
-    run_out r = run("", krylov_bin(), "solve --gen %s %s --json", spec, args);
+    run_out r =
+        run("", kt_krylov_bin(), "solve --gen %s %s --json", spec, args);
     ck_assert_msg(r.rc == want_rc, "rc %d for %s: %s", r.rc, args, r.err);
     int its = (int)num_after(r.out, "\"iterations\"");
-    run_free(&r);
+    kt_output_free(&r);
     return its;
 }
 
@@ -142,27 +104,27 @@ START_TEST(converged_reason_line)
     snprintf(want, sizeof want,
              "Linear solve converged due to CONVERGED_RTOL iterations %d\n",
              its);
-    run_out r = run("", krylov_bin(),
+    run_out r = run("", kt_krylov_bin(),
                     "solve --gen poisson2d:10 -ksp_type cg -pc_type jacobi "
                     "-ksp_rtol 1e-10 -ksp_converged_reason");
     ck_assert_int_eq(r.rc, 0);
     ck_assert_msg(strstr(r.out, want), "no '%s' in:\n%s", want, r.out);
     ck_assert_int_eq((int)num_after(r.out, "\niterations:"), its);
-    run_free(&r);
-    r = run("", krylov_bin(),
+    kt_output_free(&r);
+    r = run("", kt_krylov_bin(),
             "solve --gen poisson2d:10 -ksp_max_it 10 "
             "-ksp_converged_reason");
     ck_assert_int_eq(r.rc, 1);
     ck_assert_msg(strstr(r.out, "Linear solve did not converge due to "
                                 "DIVERGED_ITS iterations 10\n"),
                   "%s", r.out);
-    run_free(&r);
+    kt_output_free(&r);
 }
 END_TEST
 
 START_TEST(view_shows_configuration)
 {
-    run_out r = run("", krylov_bin(),
+    run_out r = run("", kt_krylov_bin(),
                     "solve --gen poisson2d:10 -ksp_type gmres "
                     "-ksp_gmres_restart 7 -ksp_rtol 1e-9 "
                     "-pc_type none -ksp_view --format csr --device cpu");
@@ -172,7 +134,7 @@ START_TEST(view_shows_configuration)
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         ck_assert_msg(strstr(r.out, want[i]), "no '%s' in:\n%s", want[i],
                       r.out);
-    run_free(&r);
+    kt_output_free(&r);
 }
 END_TEST
 
@@ -187,7 +149,7 @@ START_TEST(unsupported_petsc_options_exit_2)
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         run_out r =
-            run("", krylov_bin(), "solve --gen poisson2d:10 %s", bad[i][0]);
+            run("", kt_krylov_bin(), "solve --gen poisson2d:10 %s", bad[i][0]);
         ck_assert_msg(r.rc == 2, "%s: rc %d", bad[i][0], r.rc);
         ck_assert_msg(strstr(r.err, bad[i][1]), "%s not named: %s", bad[i][1],
                       r.err);
@@ -195,7 +157,7 @@ START_TEST(unsupported_petsc_options_exit_2)
                           strstr(r.err, "-ksp_converged_reason"),
                       "supported options not listed: %s", r.err);
         ck_assert_str_eq(r.out, "");
-        run_free(&r);
+        kt_output_free(&r);
     }
 }
 END_TEST
@@ -207,14 +169,14 @@ START_TEST(help_lists_aliases)
         "-ksp_atol",    "-ksp_divtol",        "-ksp_max_it",
         "-ksp_monitor", "-ksp_gmres_restart", "-ksp_converged_reason",
         "-ksp_view"};
-    run_out r = run("", krylov_bin(), "solve --help");
+    run_out r = run("", kt_krylov_bin(), "solve --help");
     ck_assert_int_eq(r.rc, 0);
     const char *sec = strstr(r.out, "PETSc-style aliases");
     ck_assert_msg(sec != NULL, "%s", r.out);
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         ck_assert_msg(strstr(sec, names[i]), "%s not in help", names[i]);
     ck_assert(strstr(sec, "bcgs (= bicgstab)"));
-    run_free(&r);
+    kt_output_free(&r);
 }
 END_TEST
 
@@ -224,14 +186,14 @@ START_TEST(compare_without_petsc_explains)
     const char *dir = kt_tmpdir();
     char cmd[2048], bin[1024];
     snprintf(bin, sizeof bin, "%s/krylov", dir);
-    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", krylov_bin(), bin);
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", kt_krylov_bin(), bin);
     ck_assert_int_eq(system(cmd), 0);
     run_out r = run("", bin, "compare-petsc --gen poisson2d:10");
     ck_assert_int_eq(r.rc, 4);
     ck_assert_msg(strstr(r.err, "compare-petsc needs PETSc") &&
                       strstr(r.err, "sudo apt-get install petsc-dev"),
                   "%s", r.err);
-    run_free(&r);
+    kt_output_free(&r);
 }
 END_TEST
 
@@ -260,7 +222,7 @@ static void check_compare(const char *problem, const char *method, int its_tol)
     ck_assert_msg(dx < 1e-4, "%s %s: ||xk - xp||/||xp|| = %g", problem, method,
                   dx);
     ck_assert_msg(strstr(r.out, "\"petsc_reason\": \"CONVERGED_"), "%s", r.out);
-    run_free(&r);
+    kt_output_free(&r);
 }
 
 START_TEST(compare_generated)
@@ -314,7 +276,7 @@ START_TEST(compare_prints_table)
         return;
     }
     run_out r =
-        run(PETSC_ENV, krylov_bin(), "compare-petsc --gen poisson2d:10");
+        run(PETSC_ENV, kt_krylov_bin(), "compare-petsc --gen poisson2d:10");
     ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
     const char *rows[] = {"krylov",
                           "PETSc",
@@ -330,7 +292,7 @@ START_TEST(compare_prints_table)
                       r.out);
     ck_assert_msg(strstr(r.out, "CONVERGED_RTOL"), "%s", r.out);
     ck_assert_msg(!strstr(r.out, "WARNING"), "PETSc noise: %s", r.out);
-    run_free(&r);
+    kt_output_free(&r);
 }
 END_TEST
 
@@ -421,7 +383,7 @@ START_TEST(petsc_written_files_read_bitwise)
         const char *nl = strchr(r.out, '\n');
         ck_assert_msg(!strncmp(r.out, "wrote ", 6) && nl && !nl[1],
                       "stdout is not one 'wrote' line: %s", r.out);
-        run_free(&r);
+        kt_output_free(&r);
         kr_csr A = {0};
         double *v = NULL, *b = ones_rhs(&ref[i]);
         int32_t n = -1;
@@ -491,7 +453,7 @@ static void check_petsc_reads(kr_ctx *ctx, const kr_csr *A, const char *what)
     ck_assert_int_eq((int)num_after(p, "vec_n"), A->nrows);
     ck_assert(num_after(p, "vec_checksum") == vsum);
     ck_assert_msg(!strstr(r.out, "WARNING"), "PETSc noise: %s", r.out);
-    run_free(&r);
+    kt_output_free(&r);
     free(v);
 }
 
@@ -528,8 +490,8 @@ static void solve_petsc_files(const char *src, const char *method)
     snprintf(vout, sizeof vout, "%s/A.vec.bin", dir);
     run_out r = run(PETSC_ENV, petsc_bin(), "petsc-write %s '%s'", src, out);
     ck_assert_msg(r.rc == 0, "%s: rc %d: %s", src, r.rc, r.err);
-    run_free(&r);
-    r = run("", krylov_bin(),
+    kt_output_free(&r);
+    r = run("", kt_krylov_bin(),
             "solve '%s' -b '%s' --method %s --rtol 1e-10 --device cpu "
             "--json",
             out, vout, method);
@@ -539,7 +501,7 @@ static void solve_petsc_files(const char *src, const char *method)
     double tr = num_after(r.out, "\"true_relative_residual\"");
     ck_assert_msg(tr <= 1.05e-10, "%s %s: true residual %g", src, method, tr);
     ck_assert_msg(num_after(r.out, "\"iterations\"") > 1, "%s", r.out);
-    run_free(&r);
+    kt_output_free(&r);
 }
 
 START_TEST(solve_on_petsc_written_files)
@@ -566,11 +528,11 @@ START_TEST(petsc_file_modes_reject_bad_input)
     run_out r = run(PETSC_ENV, petsc_bin(), "petsc-read '%s'", junk);
     ck_assert_msg(r.rc == 3 && strstr(r.err, junk), "rc %d: %s", r.rc, r.err);
     ck_assert_str_eq(r.out, "");
-    run_free(&r);
+    kt_output_free(&r);
     r = run(PETSC_ENV, petsc_bin(), "petsc-write --gen poisson2d:3");
     ck_assert_msg(r.rc == 2 && strstr(r.err, "petsc-write"), "rc %d: %s", r.rc,
                   r.err);
-    run_free(&r);
+    kt_output_free(&r);
 }
 END_TEST
 

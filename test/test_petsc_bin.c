@@ -68,12 +68,6 @@ static const char *new_dir(void)
     return d;
 }
 
-static int file_exists(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0;
-}
-
 /* Nothing in dir but `keep` (NULL: nothing at all). */
 static int dir_holds_only(const char *dir, const char *keep)
 {
@@ -409,7 +403,7 @@ START_TEST(failed_write_leaves_no_file)
     x[1] = NAN;
     ck_assert_int_eq(kr_write_petsc_vec(ctx, join(dir, "x.bin"), 3, x),
                      KR_ERR_FORMAT);
-    ck_assert(!file_exists(join(dir, "x.bin")));
+    ck_assert(!kt_file_exists(join(dir, "x.bin")));
     ck_assert(dir_holds_only(dir, "A.bin"));
     free(before);
     free(after);
@@ -420,18 +414,12 @@ END_TEST
 
 /* ------------------------------------------------------------ the command */
 
-static const char *krylov_bin(void)
-{
-    const char *b = getenv("KRYLOV_BIN");
-    return b && *b ? b : "build/krylov";
-}
-
 /* Runs krylov with the given arguments; stderr goes to dir/err.txt. */
 static int krylov(const char *dir, const char *args)
 {
     char cmd[4096];
     snprintf(cmd, sizeof cmd, "'%s' %s >'%s/out.txt' 2>'%s/err.txt'",
-             krylov_bin(), args, dir, dir);
+             kt_krylov_bin(), args, dir, dir);
     int status = system(cmd);
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }

@@ -2,12 +2,14 @@
 #define _XOPEN_SOURCE 700 /* nftw */
 #include "testutil.h"
 
+#include <dirent.h>
 #include <ftw.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 static int is_dir(const char *p)
 {
@@ -163,4 +165,75 @@ int kt_run(Suite *s)
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
     return failed == 0 ? 0 : 1;
+}
+
+const char *kt_krylov_bin(void)
+{
+    const char *b = getenv("KRYLOV_BIN");
+    return b && *b ? b : "build/krylov";
+}
+
+char *kt_slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)len + 1);
+    ck_assert(s && fread(s, 1, (size_t)len, f) == (size_t)len);
+    s[len] = '\0';
+    fclose(f);
+    return s;
+}
+
+int kt_file_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+int kt_no_tmp_files(const char *dir)
+{
+    DIR *d = opendir(dir);
+    ck_assert_msg(d != NULL, "cannot open %s", dir);
+    int clean = 1;
+    for (struct dirent *e; (e = readdir(d));)
+        if (strstr(e->d_name, ".tmp")) clean = 0;
+    closedir(d);
+    return clean;
+}
+
+kt_output kt_vcommand(const char *env, const char *bin, const char *io_dir,
+                      const char *fmt, va_list ap)
+{
+    char args[2048], cmd[4096], out[512], err[512];
+    const char *dir = io_dir ? io_dir : kt_tmpdir();
+    vsnprintf(args, sizeof args, fmt, ap);
+    snprintf(out, sizeof out, "%s/stdout.txt", dir);
+    snprintf(err, sizeof err, "%s/stderr.txt", dir);
+    snprintf(cmd, sizeof cmd, "%s'%s' %s >'%s' 2>'%s'", env ? env : "", bin,
+             args, out, err);
+    int status = system(cmd);
+    kt_output r = {WIFEXITED(status) ? WEXITSTATUS(status) : -1, kt_slurp(out),
+                   kt_slurp(err)};
+    ck_assert_msg(r.out && r.err, "no output captured for: %s", cmd);
+    return r;
+}
+
+kt_output kt_command(const char *env, const char *bin, const char *io_dir,
+                     const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    kt_output r = kt_vcommand(env, bin, io_dir, fmt, ap);
+    va_end(ap);
+    return r;
+}
+
+void kt_output_free(kt_output *r)
+{
+    free(r->out);
+    free(r->err);
+    r->out = r->err = NULL;
 }

@@ -4,7 +4,14 @@
 
 #include "krylov.h"
 
+#if defined(__GNUC__)
+#define KT_PRINTF_LIKE(f, a) __attribute__((format(printf, f, a)))
+#else
+#define KT_PRINTF_LIKE(f, a)
+#endif
+
 #include <check.h>
+#include <stdarg.h>
 #include <stdint.h>
 
 /* The folder of real test matrices: $KRYLOV_MATRICES, else
@@ -32,6 +39,31 @@ void kt_random_csr(kr_ctx *ctx, int32_t n, int32_t m, int per_row, int dominant,
 
 /* max_i |a_i - b_i| / max(1, max_i |b_i|) */
 double kt_rel_diff(int32_t n, const double *a, const double *b);
+
+/* The krylov command under test: $KRYLOV_BIN, else build/krylov. */
+const char *kt_krylov_bin(void);
+
+/* The whole file as a string (free()), or NULL if it cannot be read. */
+char *kt_slurp(const char *path);
+
+int kt_file_exists(const char *path);
+
+/* 1 when no name in dir contains ".tmp" (a temporary output left behind). */
+int kt_no_tmp_files(const char *dir);
+
+/* What a command printed, and its exit status (-1 if killed). */
+typedef struct kt_output {
+    int rc;
+    char *out, *err;
+} kt_output;
+
+/* Runs "ENV 'bin' ARGS" (ARGS printf-style) through the shell with stdout
+ * and stderr captured in files of io_dir (a fresh folder when NULL). */
+kt_output kt_command(const char *env, const char *bin, const char *io_dir,
+                     const char *fmt, ...) KT_PRINTF_LIKE(4, 5);
+kt_output kt_vcommand(const char *env, const char *bin, const char *io_dir,
+                      const char *fmt, va_list ap);
+void kt_output_free(kt_output *r);
 
 /* Runs the suite (fork mode) and returns the exit status for main. */
 int kt_run(Suite *s);
