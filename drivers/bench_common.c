@@ -277,3 +277,15 @@ void bench_md_num(FILE *f, const char *fmt, double v)
     else
         fputs("-", f);
 }
+
+int bench_outputs(const char *markdown, const char *json,
+                  void (*emit_markdown)(FILE *, const void *),
+                  void (*emit_json)(FILE *, const void *), const void *arg)
+{
+    emit_markdown(stdout, arg);
+    fflush(stdout);
+    int rc = 0;
+    if (markdown) rc = bench_write_file(markdown, emit_markdown, arg);
+    if (!rc && json) rc = bench_write_file(json, emit_json, arg);
+    return rc;
+}

@@ -141,6 +141,12 @@ int bench_fatal(kr_status st);
 int bench_write_file(const char *path, void (*emit)(FILE *, const void *),
                      const void *arg);
 
+/* The report to stdout, then to the --markdown and --json files if asked
+ * for; returns an exit code. */
+int bench_outputs(const char *markdown, const char *json,
+                  void (*emit_markdown)(FILE *, const void *),
+                  void (*emit_json)(FILE *, const void *), const void *arg);
+
 /* Writes the key of a member whose value the caller writes itself (an
  * array or object), keeping cli_json's separators. */
 void bench_json_key(cli_json *j, const char *key);

@@ -415,17 +415,6 @@ static void write_json(FILE *f, const void *arg)
     cli_json_end(&j);
 }
 
-static int outputs(solve_run *r)
-{
-    write_markdown(stdout, r);
-    fflush(stdout);
-    int rc = 0;
-    if (r->o->markdown)
-        rc = bench_write_file(r->o->markdown, write_markdown, r);
-    if (!rc && r->o->json) rc = bench_write_file(r->o->json, write_json, r);
-    return rc;
-}
-
 static int run_all(solve_run *r)
 {
     int rc = bench_open(r->o->device, r->o->threads, &r->ctx);
@@ -440,7 +429,9 @@ static int run_all(solve_run *r)
     bench_utc_date(r->date, sizeof r->date);
     for (int k = 0; !rc && k < r->list.n; k++)
         rc = run_matrix(r, k);
-    if (!rc) rc = outputs(r);
+    if (!rc)
+        rc = bench_outputs(r->o->markdown, r->o->json, write_markdown,
+                           write_json, r);
     return rc;
 }
 

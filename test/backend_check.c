@@ -4,7 +4,9 @@
 #include "core/vec.h"
 #include "testutil.h"
 
+#include <dirent.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -343,4 +345,27 @@ void kt_check_spmv_all(kr_ctx *ctx, const kr_csr *A, uint64_t seed, double tol)
         ck_assert_msg(checked || strcmp(*f, "csr") != 0,
                       "csr refused a %d x %d matrix", A->nrows, A->ncols);
     }
+}
+
+int kt_check_spmv_files(kr_ctx *ctx, const char *dir, uint64_t seed, double tol)
+{
+    DIR *d = opendir(dir);
+    ck_assert_msg(d != NULL, "cannot open %s", dir);
+    int count = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        size_t len = strlen(e->d_name);
+        int mtx = len > 4 && strcmp(e->d_name + len - 4, ".mtx") == 0;
+        int gz = len > 7 && strcmp(e->d_name + len - 7, ".mtx.gz") == 0;
+        if (!mtx && !gz) continue;
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        kr_csr A;
+        ck_assert_msg(kr_read_mtx(ctx, path, &A) == KR_OK, "%s",
+                      kr_ctx_error(ctx));
+        kt_check_spmv_all(ctx, &A, seed + (uint64_t)count, tol);
+        kr_csr_free(&A);
+        count++;
+    }
+    closedir(d);
+    return count;
 }

@@ -17,6 +17,11 @@ void kt_check_backend(kr_ctx *ctx, int32_t n, uint64_t seed, double tol);
 int kt_check_spmv(kr_ctx *ctx, const kr_csr *A, const char *format,
                   uint64_t seed, double tol);
 
+/* kt_check_spmv_all on every .mtx / .mtx.gz file in dir (fresh random x
+ * for each); returns how many matrices were checked. */
+int kt_check_spmv_files(kr_ctx *ctx, const char *dir, uint64_t seed,
+                        double tol);
+
 /* kt_check_spmv for every registered format; CSR must never refuse. */
 void kt_check_spmv_all(kr_ctx *ctx, const kr_csr *A, uint64_t seed, double tol);
 

@@ -26,30 +26,15 @@ static run_out krylov(const char *io_dir, const char *fmt, ...)
     return r;
 }
 
-/* Fresh folders, removed with their files when the test process exits. */
-static char scratch[64][64];
-static int nscratch;
-
-static void remove_scratch(void)
-{
-    for (int i = 0; i < nscratch; i++) {
-        DIR *d = opendir(scratch[i]);
-        for (struct dirent *e; d && (e = readdir(d));) {
-            char path[256];
-            snprintf(path, sizeof path, "%s/%s", scratch[i], e->d_name);
-            if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) remove(path);
-        }
-        if (d) closedir(d);
-        remove(scratch[i]);
-    }
-}
-
+/* A fresh folder (kt_tmpdir's buffer is reused, so keep a copy); removed
+ * with its files when the test process exits. */
 static const char *scratch_dir(void)
 {
-    ck_assert(nscratch < 64);
-    if (nscratch == 0) atexit(remove_scratch);
-    snprintf(scratch[nscratch], sizeof scratch[0], "%s", kt_tmpdir());
-    return scratch[nscratch++];
+    static char dirs[64][64];
+    static int n;
+    ck_assert(n < 64);
+    snprintf(dirs[n], sizeof dirs[0], "%s", kt_tmpdir());
+    return dirs[n++];
 }
 /* The number after "key" at the start of a line of the text report. */
 static double report_num(const char *text, const char *key)

@@ -100,25 +100,9 @@ START_TEST(gpu_spmv_real_matrices)
     }
     kr_ctx *ctx = gpu_or_skip("gpu_spmv_real_matrices");
     if (!ctx) return;
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    int count = 0;
-    while ((e = readdir(d))) {
-        size_t len = strlen(e->d_name);
-        int mtx = len > 4 && strcmp(e->d_name + len - 4, ".mtx") == 0;
-        int gz = len > 7 && strcmp(e->d_name + len - 7, ".mtx.gz") == 0;
-        if (!mtx && !gz) continue;
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        kr_csr A;
-        ck_assert_msg(kr_read_mtx(ctx, path, &A) == KR_OK, "%s",
-                      kr_ctx_error(ctx));
-        kt_check_spmv_all(ctx, &A, (uint64_t)kr_wtime(), 1e-12);
-        kr_csr_free(&A);
-        count++;
-    }
-    closedir(d);
-    ck_assert_int_gt(count, 0);
+    ck_assert_int_gt(kt_check_spmv_files(ctx, dir, (uint64_t)kr_wtime(), 1e-12),
+                     0);
+
     kr_ctx_destroy(ctx);
 }
 END_TEST
