@@ -1,0 +1,93 @@
+/* Batched Gauss-Jordan elimination for block-Jacobi: many small dense
+ * blocks (1..KR_GJE_MAX rows, sizes may vary) inverted, extracted from CSR
+ * and inverted in one pass, and applied as z = D^{-1} r. Each backend
+ * implements the same table (precond/gje_batch.c on the CPU, the
+ * reference; precond/gje_batch.cu on the GPU, or NULL in a build without
+ * CUDA), and every pointer in these calls is backend memory.
+ *
+ * Storage: block b has k_b = starts[b+1] - starts[b] rows and its k_b^2
+ * entries at offs[b], column-major (entry (i, j) at offs[b] + i + j*k_b).
+ * Inverses are written in the same layout. info[b] = 1 when block b is
+ * singular by kr_gje_invert's rule (precond/gje.h), else 0; a singular
+ * block's output is unspecified. */
+#ifndef KR_PRECOND_GJE_BATCH_H
+#define KR_PRECOND_GJE_BATCH_H
+
+#include "core/ctx.h"
+#include "precond/gje.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Size classes: class c holds the blocks with 2^(c-1) < k <= 2^c (class 0:
+ * k = 1), so a GPU kernel can give each block p = 2^c lanes. */
+#define KR_GJE_CLASSES 6
+
+typedef struct kr_gje_batch {
+    int32_t nb;    /* blocks                                             */
+    int32_t max_k; /* the largest block                                  */
+    int64_t nrows; /* sum of k_b                                         */
+    int64_t total; /* sum of k_b^2: entries of the whole batch           */
+    /* backend memory */
+    int32_t *starts; /* nb + 1: block b is rows starts[b]..starts[b+1]-1 */
+    int64_t *offs;   /* nb + 1: block b's entries begin at offs[b]      */
+    int32_t *order;  /* nb: block numbers grouped by size class          */
+    /* host memory */
+    int32_t *h_starts, *h_order;
+    int64_t *h_offs;
+    int32_t class_start[KR_GJE_CLASSES + 1]; /* order[class_start[c]..
+                                                class_start[c+1]) */
+} kr_gje_batch;
+
+/* Builds the batch for the nb blocks whose starts (nb + 1 entries, host,
+ * starts[0] = 0, increasing, each size 1..KR_GJE_MAX) are given. */
+kr_status kr_gje_batch_create(kr_ctx *ctx, int32_t nb, const int32_t *starts,
+                              kr_gje_batch *bb);
+void kr_gje_batch_free(kr_ctx *ctx, kr_gje_batch *bb); /* accepts zeroed */
+
+/* A CSR matrix in backend memory (the host kr_csr itself on the CPU). */
+typedef struct kr_gje_csr {
+    int32_t nrows, nnz;
+    const int32_t *rowptr, *colind;
+    const double *val;
+} kr_gje_csr;
+
+typedef struct kr_gje_batch_ops {
+    const char *name;
+    /* flags[i] = 1 when row i starts a new column pattern: i = 0, or row
+     * i's sorted column indices differ from row i-1's; else 0. */
+    kr_status (*pattern_flags)(kr_ctx *ctx, const kr_gje_csr *A,
+                               unsigned char *flags);
+    /* out = the inverses of the dense blocks in `in` (same layout). */
+    kr_status (*invert)(kr_ctx *ctx, const kr_gje_batch *bb, const double *in,
+                        double *out, int32_t *info);
+    /* out = the inverses of A's diagonal blocks A(s:s+k, s:s+k), extracted,
+     * inverted and written in one pass. */
+    kr_status (*extract_invert)(kr_ctx *ctx, const kr_gje_batch *bb,
+                                const kr_gje_csr *A, double *out,
+                                int32_t *info);
+    /* z = blockdiag(inv) r over the batch's rows (z, r distinct). */
+    kr_status (*apply)(kr_ctx *ctx, const kr_gje_batch *bb, const double *inv,
+                       const double *r, double *z);
+} kr_gje_batch_ops;
+
+const kr_gje_batch_ops *kr_gje_batch_cpu_ops(void);
+const kr_gje_batch_ops *kr_gje_batch_cuda_ops(void); /* NULL without CUDA */
+/* The table for ctx's device. */
+const kr_gje_batch_ops *kr_gje_batch_ops_for(kr_ctx *ctx);
+
+/* The size class of a block of k rows (1 <= k <= KR_GJE_MAX). */
+static inline int kr_gje_class(int32_t k)
+{
+    int c = 0;
+    while ((1 << c) < k)
+        c++;
+    return c;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
