@@ -20,3 +20,6 @@ const kr_format_ops *kr_ellr_cuda_ops(void) { return NULL; }
 const kr_format_ops *kr_pellr_cuda_ops(void) { return NULL; }
 const kr_format_ops *kr_vsr_cuda_ops(void) { return NULL; }
 const kr_format_ops *kr_hyb_cuda_ops(void) { return NULL; }
+
+#include "precond/gje_batch.h"
+const kr_gje_batch_ops *kr_gje_batch_cuda_ops(void) { return NULL; }

@@ -1,83 +1,109 @@
 /* Block-Jacobi, z = D^{-1} r with D the block diagonal of A (Anzt, Dongarra,
- * Flegar, Quintana-Orti 2018). Setup on the host: block partition
- * (precond/blocking.c), extraction of each diagonal block and its inverse
- * by Gauss-Jordan elimination (precond/gje.c), singular blocks replaced
- * or reported by the caller's policy. Apply: on the CPU a dense mat-vec
- * per block, OpenMP over blocks, straight from the host copy (the CPU
- * backend's memory is host memory); on the GPU, for now, the inverse as a
- * CSR matrix through the "csr" format's CUDA ops. */
+ * Flegar, Quintana-Orti 2018). One pipeline for both backends, with the
+ * kernels behind precond/gje_batch.h: the CSR in backend memory (uploaded
+ * on the GPU, the caller's own arrays on the CPU), the block partition
+ * (precond/blocking.c: pattern flags on the backend, cut and merged on the
+ * host), extraction and Gauss-Jordan inversion of every block in one pass,
+ * singular blocks replaced or reported by the caller's policy, and the
+ * apply as a batched dense mat-vec. */
 #include "precond/bjacobi.h"
 
 #include "core/error.h"
+#include "core/vec.h"
 #include "precond/blocking.h"
 #include "precond/gje.h"
+#include "precond/gje_batch.h"
 #include "precond/precond.h"
-#include "spmv/format.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Below this many stored inverse entries the CPU apply runs on one thread. */
-#define BJ_SERIAL_ENTRIES 50000
 /* Singular blocks named in the error message. */
 #define BJ_NAMED 4
 
 typedef struct bj_impl {
-    int32_t n, nb;
-    int32_t
-        *starts;   /* host, nb + 1: block b is rows starts[b]..starts[b+1]-1 */
-    int64_t *offs; /* host, nb + 1: block b's inverse at inv + offs[b]       */
-    double *inv;   /* host, each inverse k x k row-major                     */
-    int32_t nsingular; /* blocks the singular policy replaced            */
-    const kr_format_ops *gpu; /* CUDA backend: the "csr" format's ops       */
-    void *gpu_impl;           /* the inverse as a CSR matrix on the GPU       */
+    int32_t n;
+    kr_gje_batch bb; /* the blocks                                      */
+    double *inv;     /* backend memory: each inverse column-major, at
+                        bb.h_offs[b]                                    */
+    int32_t nsingular;
+    const kr_gje_batch_ops *ops;
+    kr_bjacobi_times times;
 } bj_impl;
 
 static void bj_free(kr_ctx *ctx, bj_impl *m)
 {
     if (!m) return;
-    if (m->gpu) m->gpu->destroy(ctx, m->gpu_impl);
-    free(m->starts);
-    free(m->offs);
-    free(m->inv);
+    kr_gje_batch_free(ctx, &m->bb);
+    kr_dev_free(ctx, m->inv);
     free(m);
 }
 
-static kr_status partition(kr_ctx *ctx, const kr_csr *A,
-                           const kr_precond_options *o, bj_impl *m)
+/* A's arrays in backend memory: uploaded on the GPU, borrowed on the CPU. */
+static kr_status csr_on_backend(kr_ctx *ctx, const kr_csr *A, kr_gje_csr *D)
 {
-    if (o->block_sizes)
-        return kr_blocking_given(ctx, A->nrows, o->block_sizes, o->nblocks,
-                                 &m->nb, &m->starts);
-    if (o->fixed)
-        return kr_blocking_fixed(ctx, A->nrows, o->block_size, &m->nb,
-                                 &m->starts);
-    return kr_blocking_supervariables(ctx, A, o->block_size, &m->nb,
-                                      &m->starts);
-}
-
-/* offs[b] = sum of k^2 over the blocks before b, and the inverse storage. */
-static kr_status alloc_inverses(kr_ctx *ctx, bj_impl *m)
-{
-    m->offs = malloc(((size_t)m->nb + 1) * sizeof *m->offs);
-    if (!m->offs) return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
-    m->offs[0] = 0;
-    for (int32_t b = 0; b < m->nb; b++) {
-        int64_t k = m->starts[b + 1] - m->starts[b];
-        m->offs[b + 1] = m->offs[b] + k * k;
-    }
-    m->inv = malloc(((size_t)m->offs[m->nb] + 1) * sizeof *m->inv);
-    if (!m->inv) return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
+    *D = (kr_gje_csr){A->nrows, A->nnz, A->rowptr, A->colind, A->val};
+    if (ctx->device != KR_DEVICE_CUDA) return KR_OK;
+    D->rowptr = D->colind = NULL;
+    D->val = NULL;
+    size_t n1 = (size_t)A->nrows + 1, nnz = (size_t)A->nnz;
+    KR_TRY(kr_dev_upload_new(ctx, A->rowptr, n1 * 4, (void **)&D->rowptr));
+    KR_TRY(kr_dev_upload_new(ctx, A->colind, nnz * 4, (void **)&D->colind));
+    KR_TRY(kr_dev_upload_new(ctx, A->val, nnz * 8, (void **)&D->val));
     return KR_OK;
 }
 
+static void csr_release(kr_ctx *ctx, const kr_csr *A, kr_gje_csr *D)
+{
+    if (D->rowptr == A->rowptr) return; /* borrowed */
+    kr_dev_free(ctx, (void *)D->rowptr);
+    kr_dev_free(ctx, (void *)D->colind);
+    kr_dev_free(ctx, (void *)D->val);
+}
+
+/* Supervariable blocking: pattern flags on the backend, cut and merged on
+ * the host. */
+static kr_status supervariables(kr_ctx *ctx, const bj_impl *m,
+                                const kr_gje_csr *D, int32_t max, int32_t *nb,
+                                int32_t **starts)
+{
+    unsigned char *d_flags = NULL, *flags = malloc((size_t)m->n + 1);
+    if (!flags) return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
+    kr_status st = ctx->ops->alloc(ctx, (void **)&d_flags, (size_t)m->n + 1);
+    if (st == KR_OK) st = m->ops->pattern_flags(ctx, D, d_flags);
+    if (st == KR_OK) st = ctx->ops->download(ctx, flags, d_flags, (size_t)m->n);
+    if (st == KR_OK)
+        st = kr_blocking_from_flags(ctx, m->n, flags, max, nb, starts);
+    ctx->ops->release(ctx, d_flags);
+    free(flags);
+    return st;
+}
+
+static kr_status partition(kr_ctx *ctx, const kr_csr *A, const kr_gje_csr *D,
+                           const kr_precond_options *o, bj_impl *m)
+{
+    int32_t nb = 0, *starts = NULL;
+    kr_status st;
+    if (o->block_sizes)
+        st = kr_blocking_given(ctx, A->nrows, o->block_sizes, o->nblocks, &nb,
+                               &starts);
+    else if (o->fixed)
+        st = kr_blocking_fixed(ctx, A->nrows, o->block_size, &nb, &starts);
+    else
+        st = supervariables(ctx, m, D, o->block_size, &nb, &starts);
+    if (st == KR_OK) st = kr_gje_batch_create(ctx, nb, starts, &m->bb);
+    free(starts);
+    return st;
+}
+
 /* The policy's stand-in for a singular block: 1/a_ii (or 1 where a_ii = 0)
- * on the diagonal for KR_SINGULAR_JACOBI, the identity otherwise. */
+ * on the diagonal for KR_SINGULAR_JACOBI, the identity otherwise. D is
+ * diagonal, so the same in either layout. */
 static void replace_block(const kr_csr *A, int32_t s, int32_t k,
                           kr_singular_policy policy, double *D)
 {
-    kr_gje_extract(A, s, k, D, KR_GJE_ROW_MAJOR);
+    kr_gje_extract(A, s, k, D, KR_GJE_COL_MAJOR);
     for (int32_t i = 0; i < k; i++) {
         double aii = D[(size_t)i * k + i];
         for (int32_t j = 0; j < k; j++)
@@ -87,29 +113,17 @@ static void replace_block(const kr_csr *A, int32_t s, int32_t k,
     }
 }
 
-/* Extracts and inverts every block; bad[b] = 1 for the singular ones. */
-static void invert_all(const kr_csr *A, bj_impl *m, int threads,
-                       unsigned char *bad)
-{
-#pragma omp parallel for num_threads(threads) schedule(dynamic, 64)
-    for (int32_t b = 0; b < m->nb; b++) {
-        int32_t s = m->starts[b], k = m->starts[b + 1] - s;
-        double *D = m->inv + m->offs[b];
-        kr_gje_extract(A, s, k, D, KR_GJE_ROW_MAJOR);
-        bad[b] = kr_gje_invert(k, D, KR_GJE_ROW_MAJOR) != KR_OK;
-    }
-}
-
 /* KR_ERR_SINGULAR naming the first BJ_NAMED singular blocks. */
 static kr_status singular_error(kr_ctx *ctx, const bj_impl *m,
-                                const unsigned char *bad)
+                                const int32_t *bad)
 {
     char list[512];
     size_t used = 0;
     int named = 0;
-    for (int32_t b = 0; b < m->nb && named < BJ_NAMED; b++) {
+    const int32_t *starts = m->bb.h_starts;
+    for (int32_t b = 0; b < m->bb.nb && named < BJ_NAMED; b++) {
         if (!bad[b]) continue;
-        int32_t s = m->starts[b], e = m->starts[b + 1] - 1;
+        int32_t s = starts[b], e = starts[b + 1] - 1;
         used += (size_t)snprintf(list + used, sizeof list - used,
                                  "%sblock %d (rows %d..%d, 1-based %d..%d)",
                                  named ? ", " : "", (int)b, (int)s, (int)e,
@@ -120,26 +134,49 @@ static kr_status singular_error(kr_ctx *ctx, const bj_impl *m,
     return kr_fail(ctx, KR_ERR_SINGULAR,
                    "bjacobi: %d of %d diagonal blocks singular (a pivot "
                    "|p| <= k*eps*max_j|b_pj| of its row): %s%s",
-                   (int)m->nsingular, (int)m->nb, list,
+                   (int)m->nsingular, (int)m->bb.nb, list,
                    m->nsingular > named ? ", ..." : "");
 }
 
-static kr_status invert_blocks(kr_ctx *ctx, const kr_csr *A,
-                               kr_singular_policy policy, bj_impl *m)
+/* Counts the singular blocks and, unless the policy is an error, writes
+ * each one's stand-in over its (unspecified) inverse. */
+static kr_status apply_policy(kr_ctx *ctx, const kr_csr *A,
+                              kr_singular_policy policy, bj_impl *m,
+                              const int32_t *bad)
 {
-    unsigned char *bad = calloc((size_t)m->nb + 1, 1);
-    if (!bad) return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
-    invert_all(A, m, kr_ctx_threads(ctx), bad);
-    for (int32_t b = 0; b < m->nb; b++) {
+    double D[KR_GJE_MAX * KR_GJE_MAX];
+    for (int32_t b = 0; b < m->bb.nb; b++) {
         if (!bad[b]) continue;
         m->nsingular++;
-        if (policy != KR_SINGULAR_ERROR)
-            replace_block(A, m->starts[b], m->starts[b + 1] - m->starts[b],
-                          policy, m->inv + m->offs[b]);
+        if (policy == KR_SINGULAR_ERROR) continue;
+        int32_t s = m->bb.h_starts[b], k = m->bb.h_starts[b + 1] - s;
+        replace_block(A, s, k, policy, D);
+        KR_TRY(ctx->ops->upload(ctx, m->inv + m->bb.h_offs[b], D,
+                                sizeof(double) * (size_t)(k * k)));
     }
-    kr_status st = KR_OK;
     if (m->nsingular > 0 && policy == KR_SINGULAR_ERROR)
-        st = singular_error(ctx, m, bad);
+        return singular_error(ctx, m, bad);
+    return KR_OK;
+}
+
+/* Extraction and inversion in one pass, then the singular policy. */
+static kr_status invert_blocks(kr_ctx *ctx, const kr_csr *A,
+                               const kr_gje_csr *D, kr_singular_policy policy,
+                               bj_impl *m)
+{
+    size_t nb = (size_t)m->bb.nb;
+    int32_t *d_info = NULL, *bad = malloc((nb + 1) * sizeof *bad);
+    if (!bad) return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
+    kr_status st = ctx->ops->alloc(ctx, (void **)&m->inv,
+                                   ((size_t)m->bb.total + 1) * sizeof(double));
+    if (st == KR_OK)
+        st = ctx->ops->alloc(ctx, (void **)&d_info, (nb + 1) * sizeof *bad);
+    if (st == KR_OK)
+        st = m->ops->extract_invert(ctx, &m->bb, D, m->inv, d_info);
+    if (st == KR_OK)
+        st = ctx->ops->download(ctx, bad, d_info, nb * sizeof *bad);
+    if (st == KR_OK) st = apply_policy(ctx, A, policy, m, bad);
+    ctx->ops->release(ctx, d_info);
     free(bad);
     return st;
 }
@@ -147,44 +184,39 @@ static kr_status invert_blocks(kr_ctx *ctx, const kr_csr *A,
 kr_status kr_bjacobi_inverse_csr(kr_ctx *ctx, const void *impl, kr_csr *B)
 {
     const bj_impl *m = impl;
-    if (m->offs[m->nb] > INT32_MAX)
+    const kr_gje_batch *bb = &m->bb;
+    if (bb->total > INT32_MAX)
         return kr_fail(ctx, KR_ERR_UNSUPPORTED,
                        "bjacobi: the block inverses hold %lld entries, more "
                        "than a CSR matrix with 32-bit indices",
-                       (long long)m->offs[m->nb]);
-    KR_TRY(kr_csr_alloc(ctx, m->n, m->n, (int32_t)m->offs[m->nb], B));
-    for (int32_t b = 0; b < m->nb; b++) {
-        int32_t s = m->starts[b], k = m->starts[b + 1] - s;
-        int64_t q = m->offs[b];
+                       (long long)bb->total);
+    double *inv = malloc(((size_t)bb->total + 1) * sizeof *inv);
+    if (!inv) return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
+    kr_status st =
+        ctx->ops->download(ctx, inv, m->inv, (size_t)bb->total * sizeof *inv);
+    if (st == KR_OK) st = kr_csr_alloc(ctx, m->n, m->n, (int32_t)bb->total, B);
+    for (int32_t b = 0; st == KR_OK && b < bb->nb; b++) {
+        int32_t s = bb->h_starts[b], k = bb->h_starts[b + 1] - s;
+        int64_t o = bb->h_offs[b], q = o;
         for (int32_t i = 0; i < k; i++) {
             for (int32_t j = 0; j < k; j++, q++) {
                 B->colind[q] = s + j;
-                B->val[q] = m->inv[q];
+                B->val[q] = inv[o + i + (int64_t)j * k];
             }
             B->rowptr[s + i + 1] = (int32_t)q;
         }
     }
-    return KR_OK;
-}
-
-/* The CUDA apply for now: the inverse as CSR through the "csr" format. */
-static kr_status upload_gpu(kr_ctx *ctx, bj_impl *m)
-{
-    const kr_format_entry *e = kr_format_find("csr");
-    const kr_format_ops *ops = e && e->cuda ? e->cuda() : NULL;
-    if (!ops)
-        return kr_fail(ctx, KR_ERR_NOT_COMPILED,
-                       "bjacobi: the csr format has no CUDA implementation");
-    kr_csr B = {0};
-    kr_status st = kr_bjacobi_inverse_csr(ctx, m, &B);
-    if (st == KR_OK) st = ops->build(ctx, &B, &m->gpu_impl);
-    if (st == KR_OK) m->gpu = ops;
-    kr_csr_free(&B);
+    free(inv);
     return st;
 }
 
-static kr_status bj_build_opts(kr_ctx *ctx, const kr_csr *A,
-                               const kr_precond_options *o, void **impl)
+void kr_bjacobi_get_times(const void *impl, kr_bjacobi_times *t)
+{
+    *t = ((const bj_impl *)impl)->times;
+}
+
+static kr_status check_build(kr_ctx *ctx, const kr_csr *A,
+                             const kr_precond_options *o)
 {
     if (A->nrows != A->ncols)
         return kr_fail(ctx, KR_ERR_ARG,
@@ -194,19 +226,45 @@ static kr_status bj_build_opts(kr_ctx *ctx, const kr_csr *A,
         return kr_fail(ctx, KR_ERR_ARG,
                        "bjacobi: unknown singular-block policy %d",
                        (int)o->singular);
+    if (!kr_gje_batch_ops_for(ctx))
+        return kr_fail(ctx, KR_ERR_NOT_COMPILED,
+                       "bjacobi: no batched kernels for this device");
+    return KR_OK;
+}
+
+/* The pipeline, each stage timed (the GPU's work is finished by the
+ * download that ends each stage). */
+static kr_status build_stages(kr_ctx *ctx, const kr_csr *A,
+                              const kr_precond_options *o, bj_impl *m)
+{
+    kr_gje_csr D;
+    double t0 = kr_wtime();
+    kr_status st = csr_on_backend(ctx, A, &D);
+    double t1 = kr_wtime();
+    if (st == KR_OK) st = partition(ctx, A, &D, o, m);
+    double t2 = kr_wtime();
+    if (st == KR_OK) st = invert_blocks(ctx, A, &D, o->singular, m);
+    double t3 = kr_wtime();
+    csr_release(ctx, A, &D);
+    m->times = (kr_bjacobi_times){t1 - t0, t2 - t1, t3 - t2, kr_wtime() - t0};
+    return st;
+}
+
+static kr_status bj_build_opts(kr_ctx *ctx, const kr_csr *A,
+                               const kr_precond_options *o, void **impl)
+{
+    KR_TRY(check_build(ctx, A, o));
     bj_impl *m = calloc(1, sizeof *m);
     if (!m) return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
     m->n = A->nrows;
-    kr_status st;
-    KR_CHECK(st, partition(ctx, A, o, m), fail);
-    KR_CHECK(st, alloc_inverses(ctx, m), fail);
-    KR_CHECK(st, invert_blocks(ctx, A, o->singular, m), fail);
-    if (ctx->device == KR_DEVICE_CUDA) KR_CHECK(st, upload_gpu(ctx, m), fail);
+    m->ops = kr_gje_batch_ops_for(ctx);
+    kr_status st = build_stages(ctx, A, o, m);
+    if (st != KR_OK) {
+        bj_free(ctx, m);
+        return st;
+    }
     *impl = m;
     return KR_OK;
-fail:
-    bj_free(ctx, m);
-    return st;
 }
 
 static kr_status bj_build(kr_ctx *ctx, const kr_csr *A, void **impl)
@@ -216,33 +274,12 @@ static kr_status bj_build(kr_ctx *ctx, const kr_csr *A, void **impl)
     return bj_build_opts(ctx, A, &o, impl);
 }
 
-/* z = D^{-1} r, block by block: z_b = inv_b r_b, each entry one sum in
- * column order. */
-static void apply_cpu(const bj_impl *m, int threads, const double *r, double *z)
-{
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (int32_t b = 0; b < m->nb; b++) {
-        int32_t s = m->starts[b], k = m->starts[b + 1] - s;
-        const double *D = m->inv + m->offs[b];
-        const double *rb = r + s;
-        for (int32_t i = 0; i < k; i++) {
-            double sum = 0.0;
-            for (int32_t j = 0; j < k; j++)
-                sum += D[(size_t)i * k + j] * rb[j];
-            z[s + i] = sum;
-        }
-    }
-}
-
 static kr_status bj_apply(kr_ctx *ctx, void *impl, int32_t n, const double *r,
                           double *z)
 {
     bj_impl *m = impl;
     (void)n;
-    if (m->gpu) return m->gpu->apply(ctx, m->gpu_impl, 1.0, r, 0.0, z);
-    int threads = m->offs[m->nb] < BJ_SERIAL_ENTRIES ? 1 : kr_ctx_threads(ctx);
-    apply_cpu(m, threads, r, z);
-    return KR_OK;
+    return m->ops->apply(ctx, &m->bb, m->inv, r, z);
 }
 
 static void bj_destroy(kr_ctx *ctx, void *impl) { bj_free(ctx, impl); }
@@ -254,14 +291,14 @@ static int32_t bj_singular_blocks(const void *impl)
 
 static int32_t bj_block_count(const void *impl)
 {
-    return ((const bj_impl *)impl)->nb;
+    return ((const bj_impl *)impl)->bb.nb;
 }
 
 static void bj_block_sizes(const void *impl, int32_t *sizes)
 {
     const bj_impl *m = impl;
-    for (int32_t b = 0; b < m->nb; b++)
-        sizes[b] = m->starts[b + 1] - m->starts[b];
+    for (int32_t b = 0; b < m->bb.nb; b++)
+        sizes[b] = m->bb.h_starts[b + 1] - m->bb.h_starts[b];
 }
 
 const kr_precond_ops kr_precond_bjacobi_ops = {

@@ -1,5 +1,5 @@
-/* Block-Jacobi internals shared with its tests (and, later, its GPU
- * kernels): the block-diagonal inverse as host CSR. */
+/* Block-Jacobi internals shared with its tests and benchmarks: the
+ * block-diagonal inverse as host CSR, and the setup's stage times. */
 #ifndef KR_PRECOND_BJACOBI_H
 #define KR_PRECOND_BJACOBI_H
 
@@ -10,5 +10,13 @@
  * "bjacobi" preconditioner's impl) keeps. B is overwritten; free it with
  * kr_csr_free. */
 kr_status kr_bjacobi_inverse_csr(kr_ctx *ctx, const void *impl, kr_csr *B);
+
+/* Wall-clock seconds of the setup's stages (each ends with the device's
+ * work finished): the CSR's upload to the GPU (0 on the CPU), the block
+ * partition, extraction + inversion + singular policy, and the whole. */
+typedef struct kr_bjacobi_times {
+    double upload, blocking, invert, total;
+} kr_bjacobi_times;
+void kr_bjacobi_get_times(const void *impl, kr_bjacobi_times *t);
 
 #endif

@@ -1,9 +1,12 @@
 /* Block partitions for block-Jacobi: supervariable agglomeration on the
- * CSR pattern, fixed sizes, or sizes the caller gives. All run on the host
- * in one pass over the rows. */
+ * CSR pattern, fixed sizes, or sizes the caller gives. The pattern
+ * comparison (O(nnz)) runs in parallel on the backend (kr_gje_batch_ops's
+ * pattern_flags); cutting and merging supervariables is one O(n) pass on
+ * the host over those flags. */
 #include "precond/blocking.h"
 
 #include "core/error.h"
+#include "precond/gje_batch.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -22,26 +25,34 @@ static kr_status check_max(kr_ctx *ctx, int32_t max)
                    (int)max, KR_BLOCK_MAX);
 }
 
-/* 1 when rows i-1 and i have the same column pattern. */
-static int same_pattern(const kr_csr *A, int32_t i)
-{
-    int32_t a = A->rowptr[i - 1], b = A->rowptr[i];
-    int32_t len = b - a;
-    if (A->rowptr[i + 1] - b != len) return 0;
-    return memcmp(A->colind + a, A->colind + b,
-                  (size_t)len * sizeof *A->colind) == 0;
-}
-
-/* sv[0..*nsv] = supervariable starts: a row opens a new one unless its
- * pattern equals the previous row's and the current one has room. */
-static int32_t supervariables(const kr_csr *A, int32_t max, int32_t *sv)
+/* sv[0..*nsv] = supervariable starts: a row opens a new one when its
+ * pattern differs from the previous row's or the current one is full. */
+static int32_t supervariables(int32_t n, const unsigned char *flags,
+                              int32_t max, int32_t *sv)
 {
     int32_t nsv = 0;
-    for (int32_t i = 0; i < A->nrows; i++)
-        if (i == 0 || i - sv[nsv - 1] >= max || !same_pattern(A, i))
-            sv[nsv++] = i;
-    sv[nsv] = A->nrows;
+    for (int32_t i = 0; i < n; i++)
+        if (i == 0 || flags[i] || i - sv[nsv - 1] >= max) sv[nsv++] = i;
+    sv[nsv] = n;
     return nsv;
+}
+
+kr_status kr_blocking_from_flags(kr_ctx *ctx, int32_t n,
+                                 const unsigned char *flags, int32_t max,
+                                 int32_t *nb, int32_t **starts)
+{
+    KR_TRY(check_max(ctx, max));
+    int32_t *s;
+    KR_TRY(alloc_starts(ctx, n, &s));
+    int32_t nsv = supervariables(n, flags, max, s);
+    /* merge in place: block b keeps absorbing supervariables while they fit */
+    int32_t b = 0;
+    for (int32_t v = 0; v < nsv; v++)
+        if (b == 0 || s[v + 1] - s[b - 1] > max) s[b++] = s[v];
+    s[b] = n;
+    *nb = b;
+    *starts = s;
+    return KR_OK;
 }
 
 kr_status kr_blocking_supervariables(kr_ctx *ctx, const kr_csr *A, int32_t max,
@@ -52,17 +63,14 @@ kr_status kr_blocking_supervariables(kr_ctx *ctx, const kr_csr *A, int32_t max,
         return kr_fail(ctx, KR_ERR_ARG,
                        "bjacobi: matrix is %d x %d, not square", A->nrows,
                        A->ncols);
-    int32_t *s;
-    KR_TRY(alloc_starts(ctx, A->nrows, &s));
-    int32_t nsv = supervariables(A, max, s);
-    /* merge in place: block b keeps absorbing supervariables while they fit */
-    int32_t b = 0;
-    for (int32_t v = 0; v < nsv; v++)
-        if (b == 0 || s[v + 1] - s[b - 1] > max) s[b++] = s[v];
-    s[b] = A->nrows;
-    *nb = b;
-    *starts = s;
-    return KR_OK;
+    unsigned char *flags = malloc((size_t)A->nrows + 1);
+    if (!flags) return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
+    kr_gje_csr H = {A->nrows, A->nnz, A->rowptr, A->colind, A->val};
+    kr_status st = kr_gje_batch_cpu_ops()->pattern_flags(ctx, &H, flags);
+    if (st == KR_OK)
+        st = kr_blocking_from_flags(ctx, A->nrows, flags, max, nb, starts);
+    free(flags);
+    return st;
 }
 
 kr_status kr_blocking_fixed(kr_ctx *ctx, int32_t n, int32_t k, int32_t *nb,

@@ -18,6 +18,13 @@
 kr_status kr_blocking_supervariables(kr_ctx *ctx, const kr_csr *A, int32_t max,
                                      int32_t *nb, int32_t **starts);
 
+/* The same from flags[i] = 1 where row i's column pattern differs from row
+ * i-1's (flags[0] = 1), host memory, as kr_gje_batch_ops.pattern_flags
+ * computes them on either backend. */
+kr_status kr_blocking_from_flags(kr_ctx *ctx, int32_t n,
+                                 const unsigned char *flags, int32_t max,
+                                 int32_t *nb, int32_t **starts);
+
 /* Blocks of k rows, the last one shorter when k does not divide n. */
 kr_status kr_blocking_fixed(kr_ctx *ctx, int32_t n, int32_t k, int32_t *nb,
                             int32_t **starts);

@@ -1,0 +1,197 @@
+/* The batched Gauss-Jordan table on the CPU (the reference the GPU kernels
+ * are tested against), the batch descriptor, and the choice of table by
+ * device. Blocks are independent, so OpenMP runs over blocks; each block is
+ * precond/gje.c's plain elimination. */
+#include "precond/gje_batch.h"
+
+#include "core/error.h"
+#include "core/vec.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Below this many entries a batch runs on one thread. */
+#define GJE_SERIAL_ENTRIES 50000
+
+static int threads_for(kr_ctx *ctx, int64_t entries)
+{
+    return entries < GJE_SERIAL_ENTRIES ? 1 : kr_ctx_threads(ctx);
+}
+
+/* ------------------------------------------------------------ the batch */
+
+static kr_status check_starts(kr_ctx *ctx, int32_t nb, const int32_t *starts)
+{
+    if (nb < 0 || !starts || starts[0] != 0)
+        return kr_fail(ctx, KR_ERR_ARG, "gje batch: no block starts");
+    for (int32_t b = 0; b < nb; b++) {
+        int32_t k = starts[b + 1] - starts[b];
+        if (k < 1 || k > KR_GJE_MAX)
+            return kr_fail(ctx, KR_ERR_ARG,
+                           "gje batch: block %d has %d rows, not 1..%d", (int)b,
+                           (int)k, KR_GJE_MAX);
+    }
+    return KR_OK;
+}
+
+/* h_offs and the counting sort of the blocks by size class. */
+static kr_status fill_host(kr_ctx *ctx, kr_gje_batch *bb)
+{
+    size_t nb = (size_t)bb->nb;
+    bb->h_offs = malloc((nb + 1) * sizeof *bb->h_offs);
+    bb->h_order = malloc((nb + 1) * sizeof *bb->h_order);
+    if (!bb->h_offs || !bb->h_order)
+        return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
+    int32_t count[KR_GJE_CLASSES + 1] = {0};
+    bb->h_offs[0] = 0;
+    for (int32_t b = 0; b < bb->nb; b++) {
+        int32_t k = bb->h_starts[b + 1] - bb->h_starts[b];
+        bb->h_offs[b + 1] = bb->h_offs[b] + (int64_t)k * k;
+        count[kr_gje_class(k) + 1]++;
+        if (k > bb->max_k) bb->max_k = k;
+    }
+    for (int c = 0; c < KR_GJE_CLASSES; c++)
+        count[c + 1] += count[c];
+    memcpy(bb->class_start, count, sizeof count);
+    for (int32_t b = 0; b < bb->nb; b++) {
+        int32_t k = bb->h_starts[b + 1] - bb->h_starts[b];
+        bb->h_order[count[kr_gje_class(k)]++] = b;
+    }
+    bb->nrows = bb->h_starts[bb->nb];
+    bb->total = bb->h_offs[bb->nb];
+    return KR_OK;
+}
+
+static kr_status upload_batch(kr_ctx *ctx, kr_gje_batch *bb)
+{
+    size_t nb = (size_t)bb->nb;
+    KR_TRY(kr_dev_upload_new(ctx, bb->h_starts, (nb + 1) * 4,
+                             (void **)&bb->starts));
+    KR_TRY(
+        kr_dev_upload_new(ctx, bb->h_offs, (nb + 1) * 8, (void **)&bb->offs));
+    KR_TRY(
+        kr_dev_upload_new(ctx, bb->h_order, (nb + 1) * 4, (void **)&bb->order));
+    return KR_OK;
+}
+
+kr_status kr_gje_batch_create(kr_ctx *ctx, int32_t nb, const int32_t *starts,
+                              kr_gje_batch *bb)
+{
+    memset(bb, 0, sizeof *bb);
+    KR_TRY(check_starts(ctx, nb, starts));
+    bb->nb = nb;
+    bb->h_starts = malloc(((size_t)nb + 1) * sizeof *bb->h_starts);
+    kr_status st = KR_OK;
+    if (!bb->h_starts) st = kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
+    if (st == KR_OK) {
+        memcpy(bb->h_starts, starts, ((size_t)nb + 1) * sizeof *starts);
+        st = fill_host(ctx, bb);
+    }
+    if (st == KR_OK) st = upload_batch(ctx, bb);
+    if (st != KR_OK) kr_gje_batch_free(ctx, bb);
+    return st;
+}
+
+void kr_gje_batch_free(kr_ctx *ctx, kr_gje_batch *bb)
+{
+    if (!bb) return;
+    kr_dev_free(ctx, bb->starts);
+    kr_dev_free(ctx, bb->offs);
+    kr_dev_free(ctx, bb->order);
+    free(bb->h_starts);
+    free(bb->h_offs);
+    free(bb->h_order);
+    memset(bb, 0, sizeof *bb);
+}
+
+/* ------------------------------------------------------- the CPU table */
+
+/* 1 when rows i-1 and i have the same column pattern. */
+static int same_pattern(const kr_gje_csr *A, int32_t i)
+{
+    int32_t a = A->rowptr[i - 1], b = A->rowptr[i];
+    int32_t len = b - a;
+    if (A->rowptr[i + 1] - b != len) return 0;
+    return memcmp(A->colind + a, A->colind + b,
+                  (size_t)len * sizeof *A->colind) == 0;
+}
+
+static kr_status cpu_pattern_flags(kr_ctx *ctx, const kr_gje_csr *A,
+                                   unsigned char *flags)
+{
+    int nt = threads_for(ctx, A->nnz);
+#pragma omp parallel for num_threads(nt) schedule(static)
+    for (int32_t i = 0; i < A->nrows; i++)
+        flags[i] = i == 0 || !same_pattern(A, i);
+    return KR_OK;
+}
+
+static kr_status cpu_invert(kr_ctx *ctx, const kr_gje_batch *bb,
+                            const double *in, double *out, int32_t *info)
+{
+    int nt = threads_for(ctx, bb->total);
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 64)
+    for (int32_t b = 0; b < bb->nb; b++) {
+        int32_t k = bb->starts[b + 1] - bb->starts[b];
+        int64_t o = bb->offs[b];
+        memcpy(out + o, in + o, sizeof(double) * (size_t)k * (size_t)k);
+        info[b] = kr_gje_invert(k, out + o, KR_GJE_COL_MAJOR) != KR_OK;
+    }
+    return KR_OK;
+}
+
+static kr_status cpu_extract_invert(kr_ctx *ctx, const kr_gje_batch *bb,
+                                    const kr_gje_csr *A, double *out,
+                                    int32_t *info)
+{
+    /* kr_gje_extract reads only rowptr, colind and val */
+    kr_csr H = {A->nrows,
+                A->nrows,
+                A->nnz,
+                (int32_t *)A->rowptr,
+                (int32_t *)A->colind,
+                (double *)A->val};
+    int nt = threads_for(ctx, bb->total);
+#pragma omp parallel for num_threads(nt) schedule(dynamic, 64)
+    for (int32_t b = 0; b < bb->nb; b++) {
+        int32_t s = bb->starts[b], k = bb->starts[b + 1] - s;
+        double *D = out + bb->offs[b];
+        kr_gje_extract(&H, s, k, D, KR_GJE_COL_MAJOR);
+        info[b] = kr_gje_invert(k, D, KR_GJE_COL_MAJOR) != KR_OK;
+    }
+    return KR_OK;
+}
+
+/* z_b = inv_b r_b; each z_i sums inv(i, j) r_j in column order. */
+static kr_status cpu_apply(kr_ctx *ctx, const kr_gje_batch *bb,
+                           const double *inv, const double *r, double *z)
+{
+    int nt = threads_for(ctx, bb->total);
+#pragma omp parallel for num_threads(nt) schedule(static)
+    for (int32_t b = 0; b < bb->nb; b++) {
+        int32_t s = bb->starts[b], k = bb->starts[b + 1] - s;
+        const double *D = inv + bb->offs[b];
+        double acc[KR_GJE_MAX] = {0};
+        for (int32_t j = 0; j < k; j++)
+            for (int32_t i = 0; i < k; i++)
+                acc[i] += D[(size_t)j * k + i] * r[s + j];
+        memcpy(z + s, acc, sizeof(double) * (size_t)k);
+    }
+    return KR_OK;
+}
+
+static const kr_gje_batch_ops cpu_ops = {
+    .name = "cpu",
+    .pattern_flags = cpu_pattern_flags,
+    .invert = cpu_invert,
+    .extract_invert = cpu_extract_invert,
+    .apply = cpu_apply,
+};
+
+const kr_gje_batch_ops *kr_gje_batch_cpu_ops(void) { return &cpu_ops; }
+
+const kr_gje_batch_ops *kr_gje_batch_ops_for(kr_ctx *ctx)
+{
+    return ctx->device == KR_DEVICE_CUDA ? kr_gje_batch_cuda_ops()
+                                         : kr_gje_batch_cpu_ops();
+}

@@ -1,0 +1,438 @@
+/* Batched Gauss-Jordan elimination on the GPU (Anzt, Dongarra, Flegar,
+ * Quintana-Orti 2018): one block per sub-warp of p lanes, p = the next
+ * power of two >= k, so a warp works on 32/p blocks at once. Lane i holds
+ * row i of the block in registers for the whole elimination.
+ *
+ * Step c: the pivot row is the not-yet-pivoted row with the largest |t_ic|
+ * (the lowest lane on ties, as the CPU reference picks the first row): a
+ * shuffle max over the sub-warp, then a ballot for the lowest lane holding
+ * it. The pivot lane scales its row and broadcasts it through shared memory
+ * (same-address loads, no shuffles per entry); the other lanes update their
+ * rows with one FMA per entry. Rows never move: the pivot order is kept in
+ * shared memory and undone by the write-back, which for column-major
+ * output is coalesced (the rows of one column are a permutation of
+ * consecutive addresses).
+ *
+ * Blocks are grouped by size class (kr_gje_batch.order) so that each
+ * launch's p fits its blocks; the apply runs in natural block order with
+ * one p for the batch, so that r and z stream contiguously. */
+#include "core/cuda.h"
+#include "precond/gje_batch.h"
+
+#include <float.h>
+#include <type_traits>
+
+#define GJE_THREADS 128
+/* Resident thread blocks per multiprocessor asked of the compiler, by
+ * lanes per matrix block p. Measured on the H200 (bench gje): p = 16 at 64
+ * registers (8 resident) ran 9% faster than at 90 (5 resident); p = 32
+ * needs its ~100 registers (capping them spilled and ran 20-300% slower);
+ * smaller p stay under 64 registers anyway. */
+#define GJE_MINB(P) ((P) == 16 ? 8 : 1)
+#define FULL 0xffffffffu
+
+/* This sub-warp's bits of a warp-wide ballot. */
+template <int P>
+__device__ __forceinline__ unsigned sub_bits(unsigned b, int sw)
+{
+    return P == 32 ? b : (b >> (sw * P)) & ((1u << P) - 1u);
+}
+
+struct block_ref {
+    int32_t s, k; /* first row and size; k = 0 past the end of the range */
+    int32_t b;    /* block number                                         */
+    int64_t off;  /* first entry                                          */
+};
+
+/* The block of this thread's sub-warp: entry lo + t/P of order (or of the
+ * natural order when order is NULL), if below hi. */
+template <int P>
+__device__ __forceinline__ block_ref my_block(const int32_t *starts,
+                                              const int64_t *offs,
+                                              const int32_t *order, int32_t lo,
+                                              int32_t hi)
+{
+    const int64_t t = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    const int64_t idx = lo + t / P;
+    block_ref r = {0, 0, -1, 0};
+    if (idx < hi) {
+        r.b = order ? order[idx] : (int32_t)idx;
+        r.s = starts[r.b];
+        r.k = starts[r.b + 1] - r.s;
+        r.off = offs[r.b];
+    }
+    return r;
+}
+
+/* The singularity threshold of kr_gje_threshold for a row with largest
+ * entry magnitude rmax. */
+__device__ __forceinline__ double threshold(int k, double rmax)
+{
+    return (double)k * DBL_EPSILON * rmax;
+}
+
+/* The lowest lane of the sub-warp, among the eligible ones, with the
+ * largest a = |t_ic| (-1 if none is eligible), exactly. For a whole warp,
+ * two 32-bit max-reductions (a non-negative double orders as its bits:
+ * the high word, then the low word among the high word's winners); for
+ * smaller sub-warps a shuffle tree, which does not serialise over the
+ * sub-warps as masked reductions do. */
+template <int P>
+__device__ __forceinline__ int pick_pivot(bool eligible, double a, int sw)
+{
+    bool hit;
+    if constexpr (P == 32) {
+        const unsigned hi = eligible ? (unsigned)__double2hiint(a) : 0u;
+        const unsigned lo = eligible ? (unsigned)__double2loint(a) : 0u;
+        const unsigned mhi = __reduce_max_sync(FULL, hi);
+        const unsigned mlo = __reduce_max_sync(FULL, hi == mhi ? lo : 0u);
+        hit = eligible && hi == mhi && lo == mlo;
+    } else {
+        const double v = eligible ? a : -1.0;
+        double m = v;
+#pragma unroll
+        for (int o = P / 2; o > 0; o >>= 1)
+            m = fmax(m, __shfl_xor_sync(FULL, m, o));
+        hit = v >= 0.0 && v == m;
+    }
+    const unsigned hits = sub_bits<P>(__ballot_sync(FULL, hit), sw);
+    return hits ? __ffs(hits) - 1 : -1;
+}
+
+/* pb = the pivot row, with 1/d in column c, in 16-byte stores. */
+template <int P>
+__device__ __forceinline__ void put_row(double *pb, const double (&row)[P],
+                                        int c, double dinv)
+{
+    if constexpr (P == 1) {
+        pb[0] = dinv;
+    } else {
+#pragma unroll
+        for (int j = 0; j < P; j += 2)
+            *(double2 *)(pb + j) = make_double2(j == c ? dinv : row[j],
+                                                j + 1 == c ? dinv : row[j + 1]);
+    }
+}
+
+/* row_j -= g * pb_j for j != c, pb read in 16-byte loads (broadcast). */
+template <int P>
+__device__ __forceinline__ void update_row(double (&row)[P], const double *pb,
+                                           int c, double g)
+{
+    if constexpr (P > 1) {
+#pragma unroll
+        for (int j = 0; j < P; j += 2) {
+            const double2 q = *(const double2 *)(pb + j);
+            if (j != c) row[j] = fma(-g, q.x, row[j]);
+            if (j + 1 != c) row[j + 1] = fma(-g, q.y, row[j + 1]);
+        }
+    }
+}
+
+/* The elimination on row[] (lane li's row of a k x k block; kwarp = the
+ * largest k in the warp, so every lane runs the same steps and the
+ * warp-wide ballots stay converged). Rows are kept unscaled: a pivot row
+ * is logically its stored values times `scale` (1/d), and since the other
+ * rows' updates read the pivot row before it is scaled, every stored row
+ * takes the same updates as in the plain exchange step (gje.c); the
+ * scale is applied once, at the write-back. So the pivot lane does no
+ * arithmetic per entry. buf holds 2 x (P + 2) doubles (two buffers, so one
+ * barrier per step) and perm P ints of shared memory for this sub-warp.
+ * Returns 1 in the lane whose pivot failed the threshold (or lane 0 when
+ * a column had no eligible pivot); my_step = the step at which this
+ * lane's row was pivot. */
+template <int P>
+__device__ __forceinline__ bool
+eliminate(double (&row)[P], double &scale, double tiny, int k, int kwarp,
+          int li, int sw, double *buf, int *perm, int &my_step)
+{
+    bool pivoted = li >= k, bad = false;
+    scale = 1.0;
+#pragma unroll
+    for (int c = 0; c < P; c++) {
+        if (c >= kwarp) break;
+        const bool active = c < k;
+        double *pb = buf + (c & 1) * (P + 2);
+        const int piv = pick_pivot<P>(active && !pivoted, fabs(row[c]), sw);
+        if (active && li == piv) {
+            const double d = row[c];
+            bad |= !(fabs(d) > tiny) || !isfinite(d);
+            scale = 1.0 / d;
+            put_row<P>(pb, row, c, scale);
+            row[c] = 1.0; /* times scale: 1/d */
+            perm[c] = li;
+            my_step = c;
+            pivoted = true;
+        }
+        if (active && piv < 0 && li == 0) bad = true; /* a column of NaN */
+        __syncwarp();
+        if (active && piv >= 0 && li != piv && li < k) {
+            /* t_ij -= t_ic * t_pj / d, t_ic = -t_ic / d; pb[c] = 1/d */
+            const double g = row[c] * pb[c];
+            update_row<P>(row, pb, c, g);
+            row[c] = -g;
+        }
+    }
+    return bad;
+}
+
+/* info[b] for the sub-warp, and the inverse written column-major:
+ * (B^{-1})(my_step, perm[c]) = scale * row[c]. Every lane of the warp
+ * calls it. */
+template <int P>
+__device__ __forceinline__ void
+finish(const double (&row)[P], double scale, bool bad, const block_ref &r,
+       int li, int sw, int my_step, const int *perm, double *out, int32_t *info)
+{
+    const bool singular = sub_bits<P>(__ballot_sync(FULL, bad), sw) != 0;
+    if (r.k == 0) return;
+    if (li == 0) info[r.b] = singular;
+    if (singular || li >= r.k) return;
+    double *o = out + r.off + my_step;
+#pragma unroll
+    for (int c = 0; c < P; c++)
+        if (c < r.k) o[(int64_t)perm[c] * r.k] = scale * row[c];
+}
+
+/* Dense column-major block: lane li reads row li, one coalesced load per
+ * column. Returns the row's threshold. */
+template <int P>
+__device__ __forceinline__ double load_dense(double (&row)[P],
+                                             const double *blk, int k, int li)
+{
+    double rmax = 0.0;
+#pragma unroll
+    for (int j = 0; j < P; j++) {
+        row[j] = li < k && j < k ? blk[li + (int64_t)j * k] : 0.0;
+        rmax = fmax(rmax, fabs(row[j]));
+    }
+    return threshold(k, rmax);
+}
+
+template <int P>
+__global__ void __launch_bounds__(GJE_THREADS, GJE_MINB(P))
+    k_gje_dense(const int32_t *starts, const int64_t *offs,
+                const int32_t *order, int32_t lo, int32_t hi,
+                const double *__restrict__ in, double *__restrict__ out,
+                int32_t *info)
+{
+    __shared__ __align__(16) double buf_all[GJE_THREADS / P][2 * (P + 2)];
+    __shared__ int perm_all[GJE_THREADS / P][P];
+    const int lane = threadIdx.x & 31, li = lane & (P - 1), sw = lane / P;
+    const int sub = threadIdx.x / P;
+    const block_ref r = my_block<P>(starts, offs, order, lo, hi);
+    const int kwarp = __reduce_max_sync(FULL, r.k);
+    if (kwarp == 0) return; /* the whole warp is past the end */
+    double row[P];
+    const double tiny = load_dense<P>(row, in + r.off, r.k, li);
+    int my_step = 0;
+    double scale;
+    const bool bad = eliminate<P>(row, scale, tiny, r.k, kwarp, li, sw,
+                                  buf_all[sub], perm_all[sub], my_step);
+    finish<P>(row, scale, bad, r, li, sw, my_step, perm_all[sub], out, info);
+}
+
+/* Shared extraction: the sub-warp reads each block row with coalesced
+ * loads (lanes stride along the row), drops the entries outside the block
+ * into a zeroed k x k tile, and then lane li takes row li from the tile. */
+template <int P>
+__device__ __forceinline__ double
+load_csr(double (&row)[P], double (*tile)[P + 1], const block_ref &r, int li,
+         const int32_t *__restrict__ rowptr, const int32_t *__restrict__ colind,
+         const double *__restrict__ val)
+{
+    for (int e = li; e < P * (P + 1); e += P)
+        (&tile[0][0])[e] = 0.0;
+    __syncwarp();
+    for (int i = 0; i < r.k; i++) {
+        const int32_t end = rowptr[r.s + i + 1];
+        for (int32_t q = rowptr[r.s + i] + li; q < end; q += P) {
+            const int32_t j = colind[q] - r.s;
+            if (j >= 0 && j < r.k) tile[i][j] = val[q];
+        }
+    }
+    __syncwarp();
+    double rmax = 0.0;
+#pragma unroll
+    for (int j = 0; j < P; j++) {
+        row[j] = tile[li][j];
+        rmax = fmax(rmax, fabs(row[j]));
+    }
+    return threshold(r.k, rmax);
+}
+
+template <int P>
+__global__ void __launch_bounds__(GJE_THREADS, GJE_MINB(P))
+    k_gje_csr(const int32_t *starts, const int64_t *offs, const int32_t *order,
+              int32_t lo, int32_t hi, const int32_t *__restrict__ rowptr,
+              const int32_t *__restrict__ colind,
+              const double *__restrict__ val, double *__restrict__ out,
+              int32_t *info)
+{
+    __shared__ __align__(16) double tile_all[GJE_THREADS / P][P][P + 1];
+    __shared__ __align__(16) double buf_all[GJE_THREADS / P][2 * (P + 2)];
+    __shared__ int perm_all[GJE_THREADS / P][P];
+    const int lane = threadIdx.x & 31, li = lane & (P - 1), sw = lane / P;
+    const int sub = threadIdx.x / P;
+    const block_ref r = my_block<P>(starts, offs, order, lo, hi);
+    const int kwarp = __reduce_max_sync(FULL, r.k);
+    if (kwarp == 0) return;
+    double row[P];
+    const double tiny =
+        load_csr<P>(row, tile_all[sub], r, li, rowptr, colind, val);
+    int my_step = 0;
+    double scale;
+    const bool bad = eliminate<P>(row, scale, tiny, r.k, kwarp, li, sw,
+                                  buf_all[sub], perm_all[sub], my_step);
+    finish<P>(row, scale, bad, r, li, sw, my_step, perm_all[sub], out, info);
+}
+
+/* z_b = inv_b r_b: lane i keeps r_i in a register and sums
+ * inv(i, j) * r_j over j, r_j broadcast by a shuffle from lane j; at step
+ * j the lanes read column j of the inverse, consecutive addresses. */
+template <int P>
+__global__ void __launch_bounds__(GJE_THREADS)
+    k_gje_apply(const int32_t *starts, const int64_t *offs, int32_t nb,
+                const double *__restrict__ inv, const double *__restrict__ r,
+                double *__restrict__ z)
+{
+    const int li = threadIdx.x & (P - 1);
+    const block_ref b = my_block<P>(starts, offs, nullptr, 0, nb);
+    const int kwarp = __reduce_max_sync(FULL, b.k);
+    if (kwarp == 0) return;
+    const bool on = li < b.k;
+    const double rv = on ? r[b.s + li] : 0.0;
+    const double *col = inv + b.off + li;
+    double acc = 0.0;
+#pragma unroll
+    for (int j = 0; j < P; j++) {
+        if (j >= kwarp) break;
+        const double rj = __shfl_sync(FULL, rv, j, P);
+        if (on && j < b.k) acc = fma(col[(int64_t)j * b.k], rj, acc);
+    }
+    if (on) z[b.s + li] = acc;
+}
+
+/* flags[i] = 1 unless row i has row i-1's column pattern; one thread per
+ * row, consecutive threads on consecutive (contiguous) rows. */
+__global__ void k_pattern_flags(int32_t n, const int32_t *__restrict__ rowptr,
+                                const int32_t *__restrict__ colind,
+                                unsigned char *__restrict__ flags)
+{
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        unsigned char f = 1;
+        if (i > 0) {
+            const int32_t a = rowptr[i - 1], b = rowptr[i];
+            const int32_t len = b - a;
+            if (rowptr[i + 1] - b == len) {
+                f = 0;
+                for (int32_t q = 0; q < len && !f; q++)
+                    f = colind[a + q] != colind[b + q];
+            }
+        }
+        flags[i] = f;
+    }
+}
+
+/* ------------------------------------------------------------- launches */
+
+static unsigned grid_for(int64_t blocks, int P)
+{
+    return (unsigned)((blocks * P + GJE_THREADS - 1) / GJE_THREADS);
+}
+
+/* Calls launch(integral_constant<int, P>, lo, hi) for each non-empty size
+ * class of the batch, checking each launch. */
+template <typename F>
+static kr_status each_class(kr_ctx *ctx, const kr_gje_batch *bb, F launch)
+{
+    for (int c = 0; c < KR_GJE_CLASSES; c++) {
+        const int32_t lo = bb->class_start[c], hi = bb->class_start[c + 1];
+        if (hi <= lo) continue;
+        switch (c) {
+        case 0: launch(std::integral_constant<int, 1>(), lo, hi); break;
+        case 1: launch(std::integral_constant<int, 2>(), lo, hi); break;
+        case 2: launch(std::integral_constant<int, 4>(), lo, hi); break;
+        case 3: launch(std::integral_constant<int, 8>(), lo, hi); break;
+        case 4: launch(std::integral_constant<int, 16>(), lo, hi); break;
+        default: launch(std::integral_constant<int, 32>(), lo, hi); break;
+        }
+        KR_LAUNCH_CHECK(ctx);
+    }
+    return KR_OK;
+}
+
+static kr_status cu_invert(kr_ctx *ctx, const kr_gje_batch *bb,
+                           const double *in, double *out, int32_t *info)
+{
+    cudaStream_t s = kr_cuda(ctx)->stream;
+    return each_class(ctx, bb, [&](auto pc, int32_t lo, int32_t hi) {
+        constexpr int P = decltype(pc)::value;
+        k_gje_dense<P><<<grid_for(hi - lo, P), GJE_THREADS, 0, s>>>(
+            bb->starts, bb->offs, bb->order, lo, hi, in, out, info);
+    });
+}
+
+static kr_status cu_extract_invert(kr_ctx *ctx, const kr_gje_batch *bb,
+                                   const kr_gje_csr *A, double *out,
+                                   int32_t *info)
+{
+    cudaStream_t s = kr_cuda(ctx)->stream;
+    return each_class(ctx, bb, [&](auto pc, int32_t lo, int32_t hi) {
+        constexpr int P = decltype(pc)::value;
+        k_gje_csr<P><<<grid_for(hi - lo, P), GJE_THREADS, 0, s>>>(
+            bb->starts, bb->offs, bb->order, lo, hi, A->rowptr, A->colind,
+            A->val, out, info);
+    });
+}
+
+template <int P>
+static void launch_apply(cudaStream_t s, const kr_gje_batch *bb,
+                         const double *inv, const double *r, double *z)
+{
+    k_gje_apply<P><<<grid_for(bb->nb, P), GJE_THREADS, 0, s>>>(
+        bb->starts, bb->offs, bb->nb, inv, r, z);
+}
+
+static kr_status cu_apply(kr_ctx *ctx, const kr_gje_batch *bb,
+                          const double *inv, const double *r, double *z)
+{
+    if (bb->nb == 0) return KR_OK;
+    cudaStream_t s = kr_cuda(ctx)->stream;
+    switch (kr_gje_class(bb->max_k)) {
+    case 0: launch_apply<1>(s, bb, inv, r, z); break;
+    case 1: launch_apply<2>(s, bb, inv, r, z); break;
+    case 2: launch_apply<4>(s, bb, inv, r, z); break;
+    case 3: launch_apply<8>(s, bb, inv, r, z); break;
+    case 4: launch_apply<16>(s, bb, inv, r, z); break;
+    default: launch_apply<32>(s, bb, inv, r, z); break;
+    }
+    KR_LAUNCH_CHECK(ctx);
+    return KR_OK;
+}
+
+static kr_status cu_pattern_flags(kr_ctx *ctx, const kr_gje_csr *A,
+                                  unsigned char *flags)
+{
+    if (A->nrows == 0) return KR_OK;
+    k_pattern_flags<<<kr_grid(A->nrows, 256), 256, 0, kr_cuda(ctx)->stream>>>(
+        A->nrows, A->rowptr, A->colind, flags);
+    KR_LAUNCH_CHECK(ctx);
+    return KR_OK;
+}
+
+static kr_gje_batch_ops make_ops(void)
+{
+    kr_gje_batch_ops o;
+    o.name = "cuda";
+    o.pattern_flags = cu_pattern_flags;
+    o.invert = cu_invert;
+    o.extract_invert = cu_extract_invert;
+    o.apply = cu_apply;
+    return o;
+}
+
+static const kr_gje_batch_ops cuda_ops = make_ops();
+
+const kr_gje_batch_ops *kr_gje_batch_cuda_ops(void) { return &cuda_ops; }
