@@ -93,7 +93,8 @@ static const cli_opt solve_table[] = {
     {"-ksp_type", "--method", CLI_PETSC, 0, 1, 0, cli_petsc_ksp_types, NULL,
      NULL},
     {"-pc_type", "--precond", CLI_PETSC, 0, 0, 0, cli_petsc_pc_types, NULL,
-     NULL},
+     "-pc_type bjacobi is refused: PETSc's bjacobi solves its blocks with "
+     "ILU, krylov's is PETSc's vpbjacobi"},
     {"-ksp_rtol", "--rtol", CLI_PETSC, 0, 0, 0, NULL, NULL, NULL},
     {"-ksp_atol", "--atol", CLI_PETSC, 0, 0, 0, NULL, NULL, NULL},
     {"-ksp_divtol", "--dtol", CLI_PETSC, 0, 0, 0, NULL, NULL,

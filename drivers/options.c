@@ -79,10 +79,17 @@ static const cli_opt *find_opt(const cli_opt *opts, const char *name,
     return NULL;
 }
 
+/* Length of the PETSc name at the head of a map entry ("petsc",
+ * "petsc=krylov" or "petsc!why"). */
+static size_t key_len(const char *entry) { return strcspn(entry, "=!"); }
+
+/* A "petsc!why" entry names a PETSc value krylov refuses, with the reason. */
+static int refused(const char *entry) { return entry[key_len(entry)] == '!'; }
+
 static int in_map(const char *const *map, const char *v)
 {
     for (int i = 0; map[i]; i++)
-        if (strcspn(map[i], "=") == strlen(v) && !strncmp(map[i], v, strlen(v)))
+        if (key_len(map[i]) == strlen(v) && !strncmp(map[i], v, strlen(v)))
             return 1;
     return 0;
 }
@@ -94,8 +101,10 @@ static size_t petsc_values(const cli_opt *opts, const cli_opt *p, char *buf,
     const char *const *v = p->choices();
     size_t used = 0;
     for (int i = 0; v[i] && used < len; i++)
-        used += (size_t)snprintf(buf + used, len - used, "%s%.*s",
-                                 i ? "," : " <", (int)strcspn(v[i], "="), v[i]);
+        if (!refused(v[i]))
+            used +=
+                (size_t)snprintf(buf + used, len - used, "%s%.*s",
+                                 used ? "," : " <", (int)key_len(v[i]), v[i]);
     const cli_opt *t = find_opt(opts, p->alias, strlen(p->alias));
     const char *const *own = t && t->choices ? t->choices() : NULL;
     for (int i = 0; p->min == 1 && own && own[i] && used < len; i++)
@@ -127,15 +136,17 @@ static int has_petsc(const cli_opt *opts)
     return 0;
 }
 
-/* what is "-pc_type ilu" or "-mat_type": never silently ignored. */
-static int unsupported_petsc(const cli_spec *spec, const char *what)
+/* what is "-pc_type ilu" or "-mat_type": never silently ignored; why, when
+ * not NULL, says why a value PETSc has is refused and what to use. */
+static int unsupported_petsc(const cli_spec *spec, const char *what,
+                             const char *why)
 {
     char list[1024];
     petsc_list(spec->opts, list, sizeof list);
     return cli_usage_error(spec->command,
-                           "unsupported PETSc-style option '%s' (supported: "
-                           "%s)",
-                           what, list);
+                           "unsupported PETSc-style option '%s'%s%s "
+                           "(supported: %s)",
+                           what, why ? ": " : "", why ? why : "", list);
 }
 
 static int unknown_option(const cli_spec *spec, const char *arg, size_t len)
@@ -144,7 +155,7 @@ static int unknown_option(const cli_spec *spec, const char *arg, size_t len)
     size_t used = 0;
     if (arg[1] != '-' && has_petsc(spec->opts)) {
         snprintf(list, sizeof list, "%.*s", (int)len, arg);
-        return unsupported_petsc(spec, list);
+        return unsupported_petsc(spec, list, NULL);
     }
     for (const cli_opt *o = spec->opts; o->name && used < sizeof list; o++)
         if (o->kind != CLI_PETSC)
@@ -229,15 +240,21 @@ static int set_value(const cli_spec *spec, const cli_opt *o, const char *v,
     return 0;
 }
 
-/* The krylov value a PETSc-style value v stands for, or NULL. */
+/* The krylov value a PETSc-style value v stands for, or NULL (with *why
+ * set when the map refuses v on purpose). */
 static const char *petsc_value(const cli_opt *p, const cli_opt *target,
-                               const char *v)
+                               const char *v, const char **why)
 {
     const char *const *map = p->choices();
+    *why = NULL;
     for (int i = 0; map[i]; i++) {
-        size_t n = strcspn(map[i], "=");
-        if (strlen(v) == n && !strncmp(map[i], v, n))
-            return map[i][n] ? map[i] + n + 1 : map[i];
+        size_t n = key_len(map[i]);
+        if (strlen(v) != n || strncmp(map[i], v, n)) continue;
+        if (refused(map[i])) {
+            *why = map[i] + n + 1;
+            return NULL;
+        }
+        return map[i][n] ? map[i] + n + 1 : map[i];
     }
     const char *const *own = target->choices ? target->choices() : NULL;
     for (int i = 0; p->min == 1 && own && own[i]; i++)
@@ -255,11 +272,12 @@ static int parse_petsc(const cli_spec *spec, const cli_opt *p, const char *v,
         return cli_usage_error(spec->command, "%s: no option %s", p->name,
                                p->alias);
     if (v && p->choices) {
-        const char *k = petsc_value(p, target, v);
+        const char *why;
+        const char *k = petsc_value(p, target, v, &why);
         if (!k) {
             char what[256];
             snprintf(what, sizeof what, "%s %s", p->name, v);
-            return unsupported_petsc(spec, what);
+            return unsupported_petsc(spec, what, why);
         }
         v = k;
     }
@@ -412,11 +430,12 @@ static void petsc_help(const cli_opt *p, char *text, size_t len)
 {
     size_t used = (size_t)snprintf(text, len, "same as %s", p->alias);
     const char *const *v = p->choices ? p->choices() : NULL;
-    for (int i = 0; v && v[i] && used < len; i++) {
-        size_t n = strcspn(v[i], "=");
+    for (int i = 0, listed = 0; v && v[i] && used < len; i++) {
+        size_t n = key_len(v[i]);
+        if (refused(v[i])) continue; /* the option's help says why */
         used += (size_t)snprintf(
-            text + used, len - used, "%s%.*s%s%s%s", i ? ", " : ": ", (int)n,
-            v[i], v[i][n] ? " (= " : "", v[i][n] ? v[i] + n + 1 : "",
+            text + used, len - used, "%s%.*s%s%s%s", listed++ ? ", " : ": ",
+            (int)n, v[i], v[i][n] ? " (= " : "", v[i][n] ? v[i] + n + 1 : "",
             v[i][n] ? ")" : "");
     }
     if (v && p->min == 1 && used < len)

@@ -32,8 +32,10 @@ typedef enum cli_kind {
  * A CLI_PETSC entry ("-ksp_rtol") stands for the table's option named by
  * its alias ("--rtol") and takes that option's values, except that when
  * choices is set the value must be one of its "petsc" or "petsc=krylov"
- * entries (or, with min = 1, one of the target's own values). Its offset,
- * max and arg are unused; help, if any, adds a remark. */
+ * entries (or, with min = 1, one of the target's own values); a
+ * "petsc!why" entry refuses the value petsc, the error quoting why (a
+ * PETSc name that would mislead: PETSc's bjacobi is not krylov's). Its
+ * offset, max and arg are unused; help, if any, adds a remark. */
 typedef struct cli_opt {
     const char *name;  /* "--rtol" or "-o"                                */
     const char *alias; /* a second spelling ("--output"), or NULL         */

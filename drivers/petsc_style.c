@@ -1,8 +1,11 @@
 /* PETSc-style spellings and reports for `krylov solve`: the -ksp_type and
- * -pc_type values krylov shares with PETSc (bcgs is PETSc's BiCGSTAB), and
+ * -pc_type values krylov shares with PETSc (bcgs is PETSc's BiCGSTAB,
+ * vpbjacobi its variable-size point-block Jacobi = krylov's bjacobi), and
  * -ksp_view / -ksp_converged_reason output worded as PETSc words it, so
  * scripts that read PETSc's lines read ours. */
 #include "drivers/petsc_style.h"
+
+#include "drivers/block_summary.h"
 
 #include <string.h>
 
@@ -12,9 +15,18 @@ const char *const *cli_petsc_ksp_types(void)
     return types;
 }
 
+/* PETSc's bjacobi solves large blocks by a sub-KSP (ILU(0) by default);
+ * krylov's bjacobi inverts small diagonal blocks exactly, as PETSc's
+ * vpbjacobi does. Taking "bjacobi" at its name would run a different
+ * preconditioner than the PETSc command line asked for. */
 const char *const *cli_petsc_pc_types(void)
 {
-    static const char *const types[] = {"none", "jacobi", NULL};
+    static const char *const types[] = {
+        "none", "jacobi", "vpbjacobi=bjacobi",
+        "bjacobi!PETSc's bjacobi is block Jacobi with ILU subdomain solves, "
+        "which krylov does not have; krylov's bjacobi (small diagonal blocks "
+        "inverted exactly) is PETSc's vpbjacobi: use -pc_type vpbjacobi",
+        NULL};
     return types;
 }
 
@@ -33,6 +45,19 @@ static void print_type(FILE *f, const solve_opts *o)
     fputc('\n', f);
 }
 
+/* block-Jacobi's partition, which the options only bound (--block-size) */
+static void print_blocks(FILE *f, const solve_run *r)
+{
+    cli_blocks b;
+    char text[256];
+    if (cli_blocks_of(r->P, &b) || b.count == 0) return;
+    cli_blocks_text(&b, text, sizeof text);
+    fprintf(f, "  diagonal blocks: %s\n", text);
+    if (b.singular)
+        fprintf(f, "  singular blocks: %d, replaced (--bjacobi-singular %s)\n",
+                (int)b.singular, r->o->bjacobi_singular);
+}
+
 void cli_print_view(FILE *f, const solve_run *r)
 {
     const solve_opts *o = r->o;
@@ -46,6 +71,7 @@ void cli_print_view(FILE *f, const solve_run *r)
           "(UNPRECONDITIONED norm)\n",
           f);
     fprintf(f, "PC Object: krylov\n  type: %s\n", o->precond);
+    print_blocks(f, r);
     fprintf(f, "Mat Object: %s\n  rows=%d, cols=%d, nnz=%d, format: %s\n",
             r->name, (int)r->A.nrows, (int)r->A.ncols, (int)r->A.nnz,
             o->format);

@@ -3,11 +3,14 @@
  * ones exit 2 naming themselves, listed in --help) and compare-petsc's
  * message when krylov-petsc is missing. With build/krylov-petsc: its JSON
  * against PETSc KSP on generated and real matrices (iteration counts,
- * true residuals, agreement of the solutions) and the table's rows; and
+ * true residuals, agreement of the solutions) and the table's rows;
+ * block-Jacobi against PCVPBJACOBI on krylov's blocks, and the comparison
+ * saying so when singular blocks make the preconditioners differ; and
  * PETSc binary files written and read by PETSc itself (krylov-petsc
  * petsc-write / petsc-read) against io/petsc_bin.c, bit for bit. */
 #include "testutil.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -84,6 +87,7 @@ START_TEST(aliases_match_long_options)
         {"-ksp_type gmres -ksp_gmres_restart 5 -ksp_divtol 1e8",
          "--method gmres --restart 5 --dtol 1e8"},
         {"-ksp_type idr -ksp_max_it 7", "--method idr --maxit 7"},
+        {"-ksp_type cg -pc_type vpbjacobi", "--method cg --precond bjacobi"},
     };
     for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
         int want = strstr(pairs[i][0], "max_it") ? 1 : 0;
@@ -146,6 +150,8 @@ START_TEST(unsupported_petsc_options_exit_2)
         {"-ksp_norm_type preconditioned", "-ksp_norm_type"},
         {"-mat_type aij", "-mat_type"},
         {"-ksp_type bcgsl", "-ksp_type bcgsl"},
+        {"-pc_type bjacobi", "-pc_type bjacobi"},
+        {"-pc_type pbjacobi", "-pc_type pbjacobi"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         run_out r =
@@ -176,6 +182,39 @@ START_TEST(help_lists_aliases)
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         ck_assert_msg(strstr(sec, names[i]), "%s not in help", names[i]);
     ck_assert(strstr(sec, "bcgs (= bicgstab)"));
+    /* the help wraps lines: compare with blanks squeezed */
+    char flat[4096];
+    size_t k = 0;
+    for (const char *c = sec; *c && k + 1 < sizeof flat; c++)
+        if (!isspace((unsigned char)*c) || (k && flat[k - 1] != ' '))
+            flat[k++] = isspace((unsigned char)*c) ? ' ' : *c;
+    flat[k] = '\0';
+    ck_assert_msg(strstr(flat, "vpbjacobi (= bjacobi)") &&
+                      strstr(flat, "-pc_type bjacobi is refused"),
+                  "%s", flat);
+    kt_output_free(&r);
+}
+END_TEST
+
+/* PETSc's bjacobi (ILU-solved subdomains) is another method than krylov's
+ * bjacobi: refused, and the message points to vpbjacobi. */
+START_TEST(pc_type_bjacobi_points_to_vpbjacobi)
+{
+    run_out r = run("", kt_krylov_bin(),
+                    "solve --gen poisson2d:10 -ksp_type cg -pc_type bjacobi");
+    ck_assert_int_eq(r.rc, 2);
+    ck_assert_msg(strstr(r.err, "'-pc_type bjacobi'") && strstr(r.err, "ILU") &&
+                      strstr(r.err, "use -pc_type vpbjacobi"),
+                  "%s", r.err);
+    ck_assert_str_eq(r.out, "");
+    kt_output_free(&r);
+    r = run("", kt_krylov_bin(),
+            "solve --gen elasticity3d:4 -ksp_type cg -pc_type vpbjacobi "
+            "--block-size 3 -ksp_view");
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    ck_assert_msg(strstr(r.out, "type: bjacobi\n") &&
+                      strstr(r.out, "diagonal blocks: 64 blocks, sizes 3..3"),
+                  "%s", r.out);
     kt_output_free(&r);
 }
 END_TEST
@@ -199,16 +238,15 @@ END_TEST
 
 /* ------------------------------------------------ krylov vs PETSc (PETSc) */
 
-/* Runs krylov-petsc ARGS --json --threads 1 and checks the two sides agree:
- * both converged, true residuals <= 1.05 rtol, iterations within its_tol,
- * solutions within 1e-4. */
-static void check_compare(const char *problem, const char *method, int its_tol)
+/* Runs krylov-petsc PROBLEM ARGS --json --threads 1 and checks the two
+ * sides agree: both converged, true residuals <= 1.05 rtol, iterations
+ * within its_tol, solutions within dx_tol. Returns the output (to free). */
+static run_out compare_agree(const char *problem, const char *args, int its_tol,
+                             double dx_tol)
 {
-    run_out r = run(PETSC_ENV, petsc_bin(),
-                    "%s --method %s --precond jacobi --json "
-                    "--threads 1",
-                    problem, method);
-    ck_assert_msg(r.rc == 0, "%s %s: rc %d\n%s%s", problem, method, r.rc, r.out,
+    run_out r =
+        run(PETSC_ENV, petsc_bin(), "%s %s --json --threads 1", problem, args);
+    ck_assert_msg(r.rc == 0, "%s %s: rc %d\n%s%s", problem, args, r.rc, r.out,
                   r.err);
     int ki = (int)num_after(r.out, "\"krylov_iterations\"");
     int pi = (int)num_after(r.out, "\"petsc_iterations\"");
@@ -216,12 +254,24 @@ static void check_compare(const char *problem, const char *method, int its_tol)
     double pr = num_after(r.out, "\"petsc_true_relative_residual\"");
     double dx = num_after(r.out, "\"solution_difference\"");
     ck_assert_msg(abs(ki - pi) <= its_tol, "%s %s: krylov %d, PETSc %d its",
-                  problem, method, ki, pi);
+                  problem, args, ki, pi);
     ck_assert_msg(kr <= 1.05e-8 && pr <= 1.05e-8,
-                  "%s %s: true residuals %g, %g", problem, method, kr, pr);
-    ck_assert_msg(dx < 1e-4, "%s %s: ||xk - xp||/||xp|| = %g", problem, method,
+                  "%s %s: true residuals %g, %g", problem, args, kr, pr);
+    ck_assert_msg(dx < dx_tol, "%s %s: ||xk - xp||/||xp|| = %g", problem, args,
                   dx);
     ck_assert_msg(strstr(r.out, "\"petsc_reason\": \"CONVERGED_"), "%s", r.out);
+    return r;
+}
+
+/* compare_agree with jacobi: solutions within 1e-4. */
+static void check_compare(const char *problem, const char *method, int its_tol)
+{
+    char args[128];
+    snprintf(args, sizeof args, "--method %s --precond jacobi", method);
+    run_out r = compare_agree(problem, args, its_tol, 1e-4);
+    ck_assert_msg(strstr(r.out, "\"blocks\": null") &&
+                      strstr(r.out, "\"same_preconditioner\": true"),
+                  "%s", r.out);
     kt_output_free(&r);
 }
 
@@ -269,6 +319,194 @@ START_TEST(compare_real_spd)
 }
 END_TEST
 
+/* CG + bjacobi against CG + PCVPBJACOBI (ARGS choose the blocks): the
+ * compare_agree bounds, PETSc given krylov's blocks (nb of them when
+ * nb > 0), no singular block. */
+static void check_bjacobi(const char *problem, const char *args, int nb,
+                          int its_tol, double dx_tol)
+{
+    char all[1024];
+    snprintf(all, sizeof all, "--method cg --precond bjacobi %s", args);
+    run_out r = compare_agree(problem, all, its_tol, dx_tol);
+    ck_assert_msg(strstr(r.out, "\"petsc_precond\": \"PCVPBJACOBI\"") &&
+                      strstr(r.out, "\"same_preconditioner\": true") &&
+                      strstr(r.out, "\"petsc_pc_failed\": null"),
+                  "%s %s: %s", problem, args, r.out);
+    ck_assert_int_eq((int)num_after(r.out, "\"krylov_singular_blocks\""), 0);
+    int blocks = (int)num_after(r.out, "\"blocks\"");
+    ck_assert_msg(nb == 0 || blocks == nb, "%s %s: %d blocks, want %d", problem,
+                  args, blocks, nb);
+    ck_assert(num_after(r.out, "\"block_size_max\"") <= 32);
+    kt_output_free(&r);
+}
+
+/* "1 2 4 5 6" repeated: 180 blocks over elasticity3d:6's 648 rows that
+ * cut across its 3x3 node blocks. */
+static const char *blocks_file(void)
+{
+    char text[2048] = "%%MatrixMarket matrix array real general\n180 1\n";
+    static const int cycle[5] = {1, 2, 4, 5, 6};
+    for (int i = 0; i < 180; i++)
+        snprintf(text + strlen(text), sizeof text - strlen(text), "%d\n",
+                 cycle[i % 5]);
+    return kt_write_file(kt_tmpdir(), "blocks.mtx", text);
+}
+
+START_TEST(compare_bjacobi_generated)
+{
+    if (!have_petsc()) {
+        kt_skip("compare_bjacobi_generated", "no krylov-petsc (no PETSc)");
+        return;
+    }
+    /* The same blocks make the same preconditioner up to rounding (LU
+     * versus Gauss-Jordan), so on these well-conditioned problems the
+     * iterates agree to ~1e-13: a wrong partition would miss by ~rtol. */
+    char args[1100];
+    snprintf(args, sizeof args, "--blocks '%s'", blocks_file());
+    check_bjacobi("--gen elasticity3d:6", "", 22, 1, 1e-11);
+    check_bjacobi("--gen elasticity3d:6", "--block-size 3", 216, 1, 1e-11);
+    check_bjacobi("--gen elasticity3d:6", args, 180, 1, 1e-11);
+    check_bjacobi("--gen poisson3d:12", "", 54, 1, 1e-11);
+    run_out r = compare_agree("--gen convdiff2d:30,20",
+                              "--method gmres --precond bjacobi", 2, 1e-11);
+    ck_assert_msg(strstr(r.out, "\"petsc_precond\": \"PCVPBJACOBI\""), "%s",
+                  r.out);
+    kt_output_free(&r);
+}
+END_TEST
+
+START_TEST(compare_bjacobi_real_spd)
+{
+    /* The issue's bound: CG + bjacobi within 1 iteration of CG +
+     * PCVPBJACOBI on the same blocks. */
+    static const char *const names[] = {"bcsstk14", "bcsstk16", "crystm01",
+                                        "nos5",     "1138_bus", "bcsstk38"};
+    const char *dir = kt_matrices_dir();
+    if (!have_petsc() || !dir) {
+        kt_skip("compare_bjacobi_real_spd",
+                !dir ? "no matrices folder" : "no krylov-petsc (no PETSc)");
+        return;
+    }
+    char path[1024];
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s.mtx", dir, names[i]);
+        if (access(path, R_OK) != 0) {
+            kt_skip("compare_bjacobi_real_spd", path);
+            return;
+        }
+    }
+    for (size_t i = 0; i + 1 < sizeof names / sizeof names[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s.mtx", dir, names[i]);
+        check_bjacobi(path, "", 0, 1, 1e-4);
+    }
+    /* bcsstk38 is outside the issue's bound, measured, not by chance: its
+     * blocks' condition numbers reach ~1e14, so Gauss-Jordan's and LU's
+     * inverses differ by ~1e-10 (both as accurate), and over ~1000 CG
+     * steps that moves the count: krylov 1045, PETSc 1040; PETSc itself
+     * gives 1045 with krylov's inverses as a PCMAT, and 1045 or 1040 with
+     * b = A*ones rounded by PETSc's or krylov's SpMV. Hence 1% here, and
+     * solutions as close as cond(A) * rtol lets them be. */
+    snprintf(path, sizeof path, "%s/bcsstk38.mtx", dir);
+    check_bjacobi(path, "", 0, 11, 5e-2);
+}
+END_TEST
+
+/* Writes an n x n Matrix Market file (general) from (i, j, v) triples. */
+static const char *write_mtx(const char *name, int n, int nnz,
+                             const double (*ijv)[3])
+{
+    char text[2048];
+    int used = snprintf(text, sizeof text,
+                        "%%%%MatrixMarket matrix coordinate real general\n"
+                        "%d %d %d\n",
+                        n, n, nnz);
+    for (int k = 0; k < nnz; k++)
+        used +=
+            snprintf(text + used, sizeof text - (size_t)used, "%d %d %.17g\n",
+                     (int)ijv[k][0], (int)ijv[k][1], ijv[k][2]);
+    return kt_write_file(kt_tmpdir(), name, text);
+}
+
+/* A block krylov calls singular (pivot 2^-52 <= 2 eps max|row|) but PETSc's
+ * LU inverts (its pivot is not exactly zero): the table and JSON say the
+ * preconditioners differ. */
+START_TEST(compare_bjacobi_near_singular_block)
+{
+    if (!have_petsc()) {
+        kt_skip("compare_bjacobi_near_singular_block", "no krylov-petsc");
+        return;
+    }
+    static const double a[][3] = {
+        {1, 1, 1}, {1, 2, 1}, {2, 1, 1}, {2, 2, 1.0000000000000002},
+        {3, 3, 4}, {3, 4, 1}, {4, 3, 1}, {4, 4, 3},
+        {5, 5, 4}, {6, 6, 3}};
+    const char *path = write_mtx("near.mtx", 6, 10, a);
+    run_out r = run(PETSC_ENV, kt_krylov_bin(),
+                    "compare-petsc '%s' --method cg --precond bjacobi "
+                    "--block-size 2",
+                    path);
+    ck_assert_msg(r.rc == 0 || r.rc == 1, "rc %d: %s", r.rc, r.err);
+    ck_assert_msg(strstr(r.out, "KSPCG + PCVPBJACOBI") &&
+                      strstr(r.out, "3 blocks, sizes 2..2") &&
+                      strstr(r.out, "NOT LIKE FOR LIKE: krylov found 1 of 3") &&
+                      strstr(r.out, "scalar Jacobi"),
+                  "%s", r.out);
+    ck_assert_msg(strstr(r.out, "singular blocks") &&
+                      (int)num_after(r.out, "singular blocks") == 1,
+                  "%s", r.out);
+    kt_output_free(&r);
+    r = run(PETSC_ENV, petsc_bin(),
+            "'%s' --method cg --precond bjacobi --block-size 2 --json "
+            "--bjacobi-singular identity",
+            path);
+    ck_assert_msg(
+        strstr(r.out, "\"krylov_singular_blocks\": 1") &&
+            strstr(r.out, "\"krylov_singular_policy\": \"identity\"") &&
+            strstr(r.out, "\"petsc_pc_failed\": null") &&
+            strstr(r.out, "\"same_preconditioner\": false"),
+        "%s", r.out);
+    kt_output_free(&r);
+}
+END_TEST
+
+/* An exactly singular block: PETSc's PC setup fails (zero pivot), its KSP
+ * ends DIVERGED_PC_FAILED; krylov's stand-in converges; exit 1. */
+START_TEST(compare_bjacobi_zero_pivot)
+{
+    if (!have_petsc()) {
+        kt_skip("compare_bjacobi_zero_pivot", "no krylov-petsc");
+        return;
+    }
+    static const double a[][3] = {{1, 1, 1}, {1, 2, 2}, {1, 3, 1}, {2, 1, 2},
+                                  {2, 2, 4}, {2, 4, 1}, {3, 1, 1}, {3, 3, 4},
+                                  {3, 4, 1}, {4, 4, 3}};
+    const char *path = write_mtx("zero_pivot.mtx", 4, 10, a);
+    run_out r = run(PETSC_ENV, petsc_bin(),
+                    "'%s' --method gmres --precond bjacobi --block-size 2 "
+                    "--json",
+                    path);
+    ck_assert_msg(r.rc == 1, "rc %d: %s", r.rc, r.err);
+    ck_assert_msg(
+        strstr(r.out, "\"krylov_reason\": \"CONVERGED_RTOL\"") &&
+            strstr(r.out, "\"petsc_reason\": \"DIVERGED_PC_FAILED\"") &&
+            strstr(r.out,
+                   "\"petsc_pc_failed\": \"FACTOR_NUMERIC_ZEROPIVOT\"") &&
+            strstr(r.out, "\"krylov_singular_blocks\": 1") &&
+            strstr(r.out, "\"same_preconditioner\": false"),
+        "%s", r.out);
+    kt_output_free(&r);
+    r = run(PETSC_ENV, kt_krylov_bin(),
+            "compare-petsc '%s' --method gmres --precond bjacobi "
+            "--block-size 2",
+            path);
+    ck_assert_msg(strstr(r.out, "zero pivot") &&
+                      strstr(r.out, "set its x to Inf") &&
+                      strstr(r.out, "= n/a (not finite)"),
+                  "%s", r.out);
+    kt_output_free(&r);
+}
+END_TEST
+
 START_TEST(compare_prints_table)
 {
     if (!have_petsc()) {
@@ -292,6 +530,18 @@ START_TEST(compare_prints_table)
                       r.out);
     ck_assert_msg(strstr(r.out, "CONVERGED_RTOL"), "%s", r.out);
     ck_assert_msg(!strstr(r.out, "WARNING"), "PETSc noise: %s", r.out);
+    ck_assert_msg(!strstr(r.out, "blocks"), "blocks without bjacobi: %s",
+                  r.out);
+    kt_output_free(&r);
+    r = run(PETSC_ENV, kt_krylov_bin(),
+            "compare-petsc --gen elasticity3d:4 --method cg --precond bjacobi");
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    ck_assert_msg(strstr(r.out, "KSPCG + PCVPBJACOBI") &&
+                      strstr(r.out, "blocks (krylov's, given to PETSc by "
+                                    "MatSetVariableBlockSizes):\n  7 blocks") &&
+                      strstr(r.out, "singular blocks") &&
+                      !strstr(r.out, "NOT LIKE FOR LIKE"),
+                  "%s", r.out);
     kt_output_free(&r);
 }
 END_TEST
@@ -546,6 +796,7 @@ int main(void)
     tcase_add_test(cli, view_shows_configuration);
     tcase_add_test(cli, unsupported_petsc_options_exit_2);
     tcase_add_test(cli, help_lists_aliases);
+    tcase_add_test(cli, pc_type_bjacobi_points_to_vpbjacobi);
     tcase_add_test(cli, compare_without_petsc_explains);
     suite_add_tcase(s, cli);
     TCase *cmp = tcase_create("compare_petsc");
@@ -554,6 +805,13 @@ int main(void)
     tcase_add_test(cmp, compare_real_spd);
     tcase_add_test(cmp, compare_prints_table);
     suite_add_tcase(s, cmp);
+    TCase *bj = tcase_create("compare_petsc_bjacobi");
+    tcase_set_timeout(bj, 300);
+    tcase_add_test(bj, compare_bjacobi_generated);
+    tcase_add_test(bj, compare_bjacobi_real_spd);
+    tcase_add_test(bj, compare_bjacobi_near_singular_block);
+    tcase_add_test(bj, compare_bjacobi_zero_pivot);
+    suite_add_tcase(s, bj);
     TCase *bin = tcase_create("petsc_binary_files");
     tcase_set_timeout(bin, 120);
     tcase_add_test(bin, petsc_written_files_read_bitwise);

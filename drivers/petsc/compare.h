@@ -5,6 +5,7 @@
 #ifndef KR_DRIVERS_PETSC_COMPARE_H
 #define KR_DRIVERS_PETSC_COMPARE_H
 
+#include "drivers/block_summary.h"
 #include "drivers/solve.h"
 
 #include <stdio.h>
@@ -19,6 +20,9 @@ typedef struct cmp_side {
     double solve_s;  /* the solve alone                              */
     char ksp[32];    /* its method: "cg", "KSPCG"                    */
     char pc[32];     /* its preconditioner                           */
+    /* PETSc: its PCFailedReason name when the PC setup failed (a zero
+     * pivot in a block), else NULL; always NULL for krylov */
+    const char *pc_failed;
 } cmp_side;
 
 /* The whole comparison. */
@@ -27,6 +31,9 @@ typedef struct cmp_result {
     double xdiff;     /* ||x_krylov - x_petsc|| / ||x_petsc||          */
     const char *note; /* a caveat for this method, or NULL             */
     char petsc_version[64];
+    /* krylov's diagonal blocks (bjacobi; count 0 otherwise), the partition
+     * PETSc's PCVPBJACOBI is given, and how many krylov replaced */
+    cli_blocks blocks;
 } cmp_result;
 
 /* 0 when the method and preconditioner have PETSc counterparts, else a
@@ -34,10 +41,17 @@ typedef struct cmp_result {
 int cmp_check(const solve_opts *o);
 
 /* Solves r's problem with PETSc (PetscInitialize already done) from the
- * initial guess x0 into x, filling side p and *note (a caveat or NULL).
- * Returns 0, or an exit code after printing an error. */
+ * initial guess x0 into x, filling c->p and c->note (a caveat or NULL);
+ * with bjacobi, PETSc's PCVPBJACOBI gets the blocks of krylov's built
+ * preconditioner r->P. Returns 0, or an exit code after printing an
+ * error. */
 int cmp_petsc_solve(const solve_run *r, const double *x0, double *x,
-                    cmp_side *p, const char **note);
+                    cmp_result *c);
+
+/* 1 when both sides apply the same preconditioner: always, except that
+ * with bjacobi krylov may have replaced singular blocks and PETSc's LU may
+ * have met a zero pivot. */
+int cmp_same_precond(const cmp_result *c);
 
 /* ||b - A x|| / ||b|| (||b - A x|| when b = 0). */
 double cmp_true_rel(const kr_csr *A, const double *b, const double *x);

@@ -2,7 +2,10 @@
  * host CSR, the same b and x0, and a KSP configured to mean what krylov's
  * options mean (method, preconditioner, tolerances, restart), stopping on
  * the unpreconditioned residual relative to ||b|| as krylov does (PETSc's
- * default test uses ||b|| for a zero and a nonzero initial guess alike). */
+ * default test uses ||b|| for a zero and a nonzero initial guess alike).
+ * krylov's bjacobi is PETSc's PCVPBJACOBI on the partition krylov built,
+ * passed by MatSetVariableBlockSizes: PETSc's PCBJACOBI is another method
+ * (a sub-KSP with ILU per large block). */
 #include "drivers/options.h"
 #include "drivers/petsc/compare.h"
 #include "krylov.h"
@@ -30,6 +33,19 @@ static const ksp_match matches[] = {
      "residual is far above the one it reports"},
 };
 
+/* A krylov preconditioner and the PC that matches it. */
+typedef struct pc_match {
+    const char *precond;
+    PCType type;
+    const char *type_name;
+} pc_match;
+
+static const pc_match pcs[] = {
+    {"none", PCNONE, "PCNONE"},
+    {"jacobi", PCJACOBI, "PCJACOBI"},
+    {"bjacobi", PCVPBJACOBI, "PCVPBJACOBI"},
+};
+
 /* Everything PETSc allocates; destroyed together. */
 typedef struct petsc_objs {
     Mat A;
@@ -47,6 +63,32 @@ static const ksp_match *match_of(const char *method)
     for (size_t i = 0; i < sizeof matches / sizeof matches[0]; i++)
         if (!strcmp(matches[i].method, method)) return &matches[i];
     return NULL;
+}
+
+static const pc_match *pc_of(const char *precond)
+{
+    for (size_t i = 0; i < sizeof pcs / sizeof pcs[0]; i++)
+        if (!strcmp(pcs[i].precond, precond)) return &pcs[i];
+    return NULL;
+}
+
+/* krylov's partition of P's rows onto M, for PCVPBJACOBI: the blocks as
+ * built, whichever of --block-size, --blocks or the default chose them. */
+static PetscErrorCode set_blocks(Mat M, const kr_precond *P)
+{
+    PetscInt nb = kr_precond_block_count(P), *bs;
+    int32_t *sizes;
+    PetscFunctionBeginUser;
+    PetscCall(PetscMalloc2(nb + 1, &bs, nb + 1, &sizes));
+    PetscCheck(kr_precond_block_sizes(P, sizes) == KR_OK, PETSC_COMM_SELF,
+               PETSC_ERR_ARG_WRONG, "krylov's preconditioner has no blocks");
+    for (PetscInt b = 0; b < nb; b++)
+        bs[b] = sizes[b];
+    /* PETSc copies the sizes (3.18 too: MatGetVariableBlockSizes hands
+     * back its own array) */
+    PetscCall(MatSetVariableBlockSizes(M, nb, bs));
+    PetscCall(PetscFree2(bs, sizes));
+    PetscFunctionReturn(0);
 }
 
 static PetscErrorCode make_mat(const kr_csr *A, Mat *M)
@@ -94,7 +136,7 @@ static PetscErrorCode configure(KSP ksp, const solve_opts *o,
     PetscFunctionBeginUser;
     PetscCall(KSPSetType(ksp, m->type));
     PetscCall(KSPGetPC(ksp, &pc));
-    PetscCall(PCSetType(pc, strcmp(o->precond, "none") ? PCJACOBI : PCNONE));
+    PetscCall(PCSetType(pc, pc_of(o->precond)->type));
     PetscCall(KSPSetPCSide(ksp, m->side));
     PetscCall(KSPSetNormType(ksp, KSP_NORM_UNPRECONDITIONED));
     /* krylov's dtol = 0 turns the test off; PETSc has no such value */
@@ -108,6 +150,23 @@ static PetscErrorCode configure(KSP ksp, const solve_opts *o,
     PetscFunctionReturn(0);
 }
 
+/* *name = the PCFailedReason of ksp's PC after setup, NULL when none.
+ * PCVPBJACOBI's LU does not stop on an exactly zero pivot (3.18.5, unlike
+ * its man page): the PC records it, and KSPSolve then ends
+ * DIVERGED_PC_FAILED with x set to Inf. */
+static PetscErrorCode pc_failure(KSP ksp, const char **name)
+{
+    PC pc;
+    PCFailedReason failed;
+    PetscFunctionBeginUser;
+    PetscCall(KSPGetPC(ksp, &pc));
+    PetscCall(PCGetFailedReason(pc, &failed));
+    *name = failed == PC_NOERROR ? NULL
+            : failed < 0         ? "SETUP_ERROR" /* not in PCFailedReasons */
+                                 : PCFailedReasons[failed];
+    PetscFunctionReturn(0);
+}
+
 /* Builds and sets up the matrix, vectors and KSP (timed as setup). */
 static PetscErrorCode build(const solve_run *r, const double *x0,
                             const ksp_match *m, petsc_objs *po,
@@ -116,12 +175,14 @@ static PetscErrorCode build(const solve_run *r, const double *x0,
     PetscFunctionBeginUser;
     double t0 = kr_wtime();
     PetscCall(make_mat(&r->A, &po->A));
+    if (!strcmp(r->o->precond, "bjacobi")) PetscCall(set_blocks(po->A, r->P));
     PetscCall(KSPCreate(PETSC_COMM_SELF, &po->ksp));
     PetscCall(KSPSetOperators(po->ksp, po->A, po->A));
     PetscCall(configure(po->ksp, r->o, m));
     if (mon->f) PetscCall(KSPMonitorSet(po->ksp, monitor, mon, NULL));
     PetscCall(KSPSetUp(po->ksp));
     p->setup_s = kr_wtime() - t0;
+    PetscCall(pc_failure(po->ksp, &p->pc_failed));
     PetscCall(make_vec(r->b, r->A.nrows, &po->b));
     PetscCall(make_vec(x0, r->A.nrows, &po->x));
     PetscFunctionReturn(0);
@@ -173,26 +234,32 @@ int cmp_check(const solve_opts *o)
     if (!match_of(o->method))
         return cli_usage_error(
             "compare-petsc", "no PETSc method matches --method %s", o->method);
-    if (strcmp(o->precond, "none") && strcmp(o->precond, "jacobi"))
+    if (!pc_of(o->precond))
         return cli_usage_error("compare-petsc",
                                "--precond %s has no PETSc counterpart here "
-                               "(use none or jacobi)",
+                               "(use none, jacobi or bjacobi)",
                                o->precond);
     return 0;
 }
 
 int cmp_petsc_solve(const solve_run *r, const double *x0, double *x,
-                    cmp_side *p, const char **note)
+                    cmp_result *c)
 {
     const ksp_match *m = match_of(r->o->method);
-    if (!m) return cmp_check(r->o);
-    *note = m->note;
+    const pc_match *pm = pc_of(r->o->precond);
+    cmp_side *p = &c->p;
+    if (!m || !pm) return cmp_check(r->o);
+    c->note = m->note;
     snprintf(p->ksp, sizeof p->ksp, "%s", m->type_name);
-    snprintf(p->pc, sizeof p->pc, "%s",
-             strcmp(r->o->precond, "none") ? "PCJACOBI" : "PCNONE");
+    snprintf(p->pc, sizeof p->pc, "%s", pm->type_name);
     if (solve_all(r, x0, m, x, p)) {
         cli_error("PETSc failed (its message is above)");
         return CLI_EXIT_DEVICE;
     }
     return 0;
+}
+
+int cmp_same_precond(const cmp_result *c)
+{
+    return c->blocks.singular == 0 && !c->p.pc_failed;
 }

@@ -28,15 +28,31 @@ static void print_help(void)
            "(computed on the host for both), setup, solve and per-\niteration "
            "times, and ||x_krylov - x_petsc|| / ||x_petsc||.\n\n"
            "Methods: cg = KSPCG, gmres = KSPGMRES (same restart, right "
-           "preconditioning),\nbicgstab = KSPBCGS (right), idr = KSPBCGSL "
-           "with l = s (PETSc 3.18 has no\nIDR(s)); jacobi = PCJACOBI, none "
-           "= PCNONE. PETSc runs on one core: compare\ntimings with "
-           "--threads 1. -o and --history write krylov's solution and\n"
-           "history. Exit 0 when both converged, 1 when either did not.\n\n"
+           "preconditioning),\n"
+           "bicgstab = KSPBCGS (right), idr = KSPBCGSL with l = s (PETSc 3.18 "
+           "has no\n"
+           "IDR(s)). Preconditioners: none = PCNONE, jacobi = PCJACOBI, "
+           "bjacobi =\n"
+           "PCVPBJACOBI on exactly the diagonal blocks krylov built (whatever "
+           "--block-size\n"
+           "or --blocks chose them), passed by MatSetVariableBlockSizes; the "
+           "table gives\n"
+           "their count and sizes. PETSc inverts each block by LU with partial "
+           "pivoting\n"
+           "and fails only on an exactly zero pivot; when krylov replaced "
+           "singular blocks\n"
+           "(--bjacobi-singular), the table says the preconditioners differ.\n"
+           "PETSc runs on one core: compare timings with --threads 1. -o and "
+           "--history\n"
+           "write krylov's solution and history. Exit 0 when both converged, 1 "
+           "when\n"
+           "either did not.\n"
+           "\n"
            "options (those of krylov solve):\n");
     cli_solve_print_options(stdout);
-    printf("\nexample:\n  krylov compare-petsc --gen poisson2d:100 -ksp_type "
-           "cg -pc_type jacobi --threads 1\n");
+    printf("\nexamples:\n  krylov compare-petsc --gen poisson2d:100 -ksp_type "
+           "cg -pc_type jacobi --threads 1\n  krylov compare-petsc --gen "
+           "elasticity3d:10 --method cg --precond bjacobi --threads 1\n");
 }
 
 /* A copy of x0 (the krylov solve overwrites r->x) and room for PETSc's x. */
@@ -88,7 +104,7 @@ static int run_petsc(const solve_run *r, const double *x0, double *xp,
     PetscGetVersionNumber(&major, &minor, &sub, NULL);
     snprintf(c->petsc_version, sizeof c->petsc_version, "%d.%d.%d", (int)major,
              (int)minor, (int)sub);
-    int rc = cmp_petsc_solve(r, x0, xp, &c->p, &c->note);
+    int rc = cmp_petsc_solve(r, x0, xp, c);
     if (!rc) c->p.true_rel = cmp_true_rel(&r->A, r->b, xp);
     PetscFinalize();
     return rc;
@@ -131,6 +147,10 @@ int main(int argc, char **argv)
     rc = cli_solve_load(&r);
     if (!rc) rc = keep_x0(&r, &x0, &xp);
     if (!rc) rc = run_krylov(&r, &c.k);
+    if (!rc && cli_blocks_of(r.P, &c.blocks)) {
+        cli_error("out of host memory for the block sizes");
+        rc = CLI_EXIT_DEVICE;
+    }
     if (!rc) rc = run_petsc(&r, x0, xp, &c);
     if (!rc) report(&r, &c, xp);
     if (!rc) rc = cli_solve_write(&r);

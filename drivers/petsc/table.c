@@ -1,12 +1,16 @@
 /* The comparison as one table (rows: iterations, reason, true residual,
  * times; columns: krylov, PETSc) or as one flat JSON object with the same
- * numbers, plus the host-side residual and difference norms both use. */
+ * numbers, plus the host-side residual and difference norms both use.
+ * With bjacobi both also name the blocks and say when the two sides'
+ * preconditioners differ (singular blocks), since the iteration counts
+ * then compare different methods. */
 #include "drivers/json.h"
 #include "drivers/petsc/compare.h"
 #include "krylov.h"
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 static double norm2(const double *v, int32_t n)
 {
@@ -54,8 +58,56 @@ static void print_header(FILE *f, const solve_run *r, const cmp_result *c)
             o->rtol, o->atol, o->dtol, o->maxit);
     fprintf(f, "krylov: %s + %s, format %s, %s\n", c->k.ksp, c->k.pc, o->format,
             kr_ctx_device_name(r->ctx));
-    fprintf(f, "PETSc %s: %s + %s, SeqAIJ, 1 process\n\n", c->petsc_version,
+    fprintf(f, "PETSc %s: %s + %s, SeqAIJ, 1 process\n", c->petsc_version,
             c->p.ksp, c->p.pc);
+    if (c->blocks.count > 0) {
+        char text[256];
+        cli_blocks_text(&c->blocks, text, sizeof text);
+        fprintf(f,
+                "blocks (krylov's, given to PETSc by "
+                "MatSetVariableBlockSizes):\n  %s\n",
+                text);
+    }
+    fputc('\n', f);
+}
+
+/* krylov's stand-in for a singular block, in words */
+static const char *stand_in(const solve_opts *o)
+{
+    return strcmp(o->bjacobi_singular, "identity") ? "scalar Jacobi"
+                                                   : "the identity";
+}
+
+/* Why the two preconditioners differ, when they do. */
+static void print_differ(FILE *f, const solve_run *r, const cmp_result *c)
+{
+    if (c->blocks.singular > 0)
+        fprintf(f,
+                "note: NOT LIKE FOR LIKE: krylov found %d of %d diagonal "
+                "blocks singular (a Gauss-Jordan pivot <= k*eps*max|row|) "
+                "and used %s on them (--bjacobi-singular %s); PETSc's "
+                "PCVPBJACOBI inverts every block by LU with partial "
+                "pivoting and fails only on an exactly zero pivot, so the "
+                "preconditioners differ on those blocks\n",
+                (int)c->blocks.singular, (int)c->blocks.count, stand_in(r->o),
+                r->o->bjacobi_singular);
+    if (c->p.pc_failed)
+        fprintf(f,
+                "note: PETSc's preconditioner setup failed (%s: an exactly "
+                "zero pivot in a block), so its KSP stopped without "
+                "iterating and set its x to Inf\n",
+                c->p.pc_failed);
+}
+
+/* The singular-block row: krylov's count, PETSc's failure if any. */
+static void print_singular(FILE *f, const cmp_result *c)
+{
+    const char *p = c->p.pc_failed;
+    if (c->blocks.count == 0) return;
+    fprintf(f, "%-26s %16d %16s\n", "singular blocks", (int)c->blocks.singular,
+            !p                       ? "0"
+            : strstr(p, "ZEROPIVOT") ? "zero pivot"
+                                     : p);
 }
 
 void cmp_print_table(FILE *f, const solve_run *r, const cmp_result *c)
@@ -65,6 +117,7 @@ void cmp_print_table(FILE *f, const solve_run *r, const cmp_result *c)
     fprintf(f, "%-26s %16s %16s\n", "", "krylov", "PETSc");
     fprintf(f, "%-26s %16d %16d\n", "iterations", k->iterations, p->iterations);
     fprintf(f, "%-26s %16s %16s\n", "reason", k->reason, p->reason);
+    print_singular(f, c);
     fprintf(f, "%-26s %16.4e %16.4e\n", "true rel. residual", k->true_rel,
             p->true_rel);
     fprintf(f, "%-26s %16.6f %16.6f\n", "setup time (s)", k->setup_s,
@@ -73,8 +126,12 @@ void cmp_print_table(FILE *f, const solve_run *r, const cmp_result *c)
             p->solve_s);
     fprintf(f, "%-26s %16.4e %16.4e\n", "time per iteration (s)", per_it(k),
             per_it(p));
-    fprintf(f, "\n||x_krylov - x_petsc|| / ||x_petsc|| = %.4e\n", c->xdiff);
+    if (isfinite(c->xdiff))
+        fprintf(f, "\n||x_krylov - x_petsc|| / ||x_petsc|| = %.4e\n", c->xdiff);
+    else
+        fputs("\n||x_krylov - x_petsc|| / ||x_petsc|| = n/a (not finite)\n", f);
     if (c->note) fprintf(f, "note: %s\n", c->note);
+    print_differ(f, r, c);
     if (kr_ctx_device(r->ctx) == KR_DEVICE_CPU && kr_ctx_threads(r->ctx) != 1)
         fputs("note: PETSc runs on one core; for a like-for-like timing run "
               "with --threads 1\n",
@@ -97,6 +154,29 @@ static void side_json(cli_json *j, const char *who, const cmp_side *s)
 #undef KEY
 }
 
+/* The blocks of bjacobi (null for the other preconditioners). */
+static void blocks_json(cli_json *j, const solve_run *r, const cmp_result *c)
+{
+    const cli_blocks *b = &c->blocks;
+    if (b->count == 0) {
+        const char *keys[] = {"blocks",
+                              "block_size_min",
+                              "block_size_max",
+                              "block_size_mean",
+                              "krylov_singular_blocks",
+                              "krylov_singular_policy"};
+        for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+            cli_json_null(j, keys[i]);
+        return;
+    }
+    cli_json_int(j, "blocks", b->count);
+    cli_json_int(j, "block_size_min", b->min);
+    cli_json_int(j, "block_size_max", b->max);
+    cli_json_num(j, "block_size_mean", b->mean);
+    cli_json_int(j, "krylov_singular_blocks", b->singular);
+    cli_json_str(j, "krylov_singular_policy", r->o->bjacobi_singular);
+}
+
 void cmp_print_json(FILE *f, const solve_run *r, const cmp_result *c)
 {
     cli_json j;
@@ -113,6 +193,12 @@ void cmp_print_json(FILE *f, const solve_run *r, const cmp_result *c)
     cli_json_str(&j, "petsc_version", c->petsc_version);
     side_json(&j, "krylov", &c->k);
     side_json(&j, "petsc", &c->p);
+    if (c->p.pc_failed)
+        cli_json_str(&j, "petsc_pc_failed", c->p.pc_failed);
+    else
+        cli_json_null(&j, "petsc_pc_failed");
+    blocks_json(&j, r, c);
+    cli_json_bool(&j, "same_preconditioner", cmp_same_precond(c));
     cli_json_num(&j, "solution_difference", c->xdiff);
     if (c->note)
         cli_json_str(&j, "note", c->note);
