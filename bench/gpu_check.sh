@@ -33,12 +33,14 @@ echo "== bench spmv (default set: shared matrices + large generated)"
 build/krylov bench spmv --device cuda --reps 100 --json "$OUT/spmv.json" \
     >"$OUT/spmv.md" 2>&1
 echo "bench spmv exit $?"
-grep -iE "geometric|^\| (poisson|powerlaw)" "$OUT/spmv.md" | head -n 30
+grep -iE "geometric|^\| (poisson|powerlaw)" "$OUT/spmv.md" | head -n 40
+# the automatic formats against each matrix's best
+sed -n '/^## Automatic choice/,$p' "$OUT/spmv.md"
 
 echo "== bench solve, poisson3d:160, Jacobi"
 : >"$OUT/solve.md"
 : >"$OUT/solve.jsonl"
-for f in csr ellr; do
+for f in csr ellr auto; do
     for m in cg bicgstab idr gmres; do
         build/krylov bench solve --gen poisson3d:160 --device cuda --method $m \
             --format $f --reps 3 --maxit 5000 --json /tmp/solve.json \

@@ -23,8 +23,10 @@ typedef struct solve_opts {
 typedef struct solve_row {
     const bench_item *item;
     int32_t n, nnz;
-    int ok;         /* the solves ran; else note says why not   */
-    char note[256]; /* "failed: <message>", "not square", ...   */
+    int ok;               /* the solves ran; else note says why not   */
+    char note[256];       /* "failed: <message>", "not square", ...   */
+    char chosen[32];      /* the concrete format (--format auto picks)   */
+    char format_why[640]; /* why auto picked it, or ""               */
     int iterations, its_varied;
     kr_reason reason;
     double true_rel; /* ||b - A x|| / ||b||                     */
@@ -59,7 +61,8 @@ static const cli_opt solve_table[] = {
     {"--precond", NULL, CLI_CHOICE, OFF(precond), 0, 0, kr_precond_names, "P",
      "preconditioner"},
     {"--format", NULL, CLI_CHOICE, OFF(format), 0, 0, kr_format_names, "F",
-     "sparse matrix format"},
+     "sparse matrix format, as in krylov solve; each row names the one that "
+     "ran"},
     {"--rtol", NULL, CLI_REAL, OFF(rtol), 0, INFINITY, NULL, "X",
      "converged when ||r|| <= max(rtol*||b||, atol)"},
     {"--atol", NULL, CLI_REAL, OFF(atol), 0, INFINITY, NULL, "X",
@@ -91,7 +94,7 @@ static void solve_defaults(solve_opts *o)
     o->atol = d.atol;
     o->maxit = d.maxit;
     o->precond = "jacobi";
-    o->format = "csr";
+    o->format = KR_FORMAT_DEFAULT;
     o->device = "auto";
     o->reps = 3;
 }
@@ -168,6 +171,13 @@ static void record(solve_row *row, solve_mat *m, int rep, const double *t,
     row->its_varied |= res->iterations != row->iterations;
 }
 
+static void note_format(solve_row *row, const kr_matrix *M)
+{
+    snprintf(row->chosen, sizeof row->chosen, "%s", kr_matrix_format(M));
+    snprintf(row->format_why, sizeof row->format_why, "%s",
+             kr_matrix_format_reason(M));
+}
+
 /* One solve, setup included; t = setup, matrix, precond, solve seconds. */
 static kr_status one_rep(solve_run *r, solve_row *row, solve_mat *m, int rep)
 {
@@ -179,6 +189,7 @@ static kr_status one_rep(solve_run *r, solve_row *row, solve_mat *m, int rep)
     double t0 = kr_wtime();
     kr_status st = kr_matrix_create(r->ctx, &m->A, r->o->format, &M);
     double t1 = kr_wtime();
+    if (st == KR_OK && rep == 0) note_format(row, M);
     if (st == KR_OK) st = kr_precond_create(r->ctx, &m->A, r->o->precond, &P);
     double t2 = kr_wtime();
     if (st == KR_OK) st = kr_vec_fill(m->x, 0.0);
@@ -323,7 +334,8 @@ static void md_row(FILE *f, const solve_row *w)
             w->setup_s * 1e3, w->solve_s * 1e3, (w->setup_s + w->solve_s) * 1e3,
             w->per_iter_s * 1e3, w->iter_bytes / 1048576.0, w->floor_s * 1e3);
     bench_md_num(f, "%.2f", w->ratio);
-    fprintf(f, " | %s |\n", w->note);
+    fprintf(f, " | format %s%s%s |\n", w->chosen, *w->note ? "; " : "",
+            w->note);
 }
 
 static void write_markdown(FILE *f, const void *arg)
@@ -367,6 +379,8 @@ static void json_row(FILE *f, const solve_row *w)
         cli_json_num(&j, "floor_seconds_per_iteration", w->floor_s);
         cli_json_num(&j, "measured_over_floor", w->ratio);
         cli_json_str(&j, "bytes_model", w->model.text);
+        cli_json_str(&j, "format_chosen", w->chosen);
+        cli_json_str(&j, "format_reason", w->format_why);
     }
     cli_json_end(&j);
 }

@@ -24,7 +24,10 @@ typedef struct spmv_row {
     int32_t nrows, ncols, nnz;
     const char *format;
     int refused;
-    char note[256]; /* "refused: <message>", or a wrong result */
+    int automatic;    /* the format chose another (auto): see reason */
+    char note[768];   /* "refused: <message>", a wrong result, the choice */
+    char chosen[32];  /* the concrete format that ran             */
+    char reason[640]; /* why an automatic format chose it, or ""  */
     double median_s, min_s, gflops, gbps, pct_copy, speedup;
     double build_s, padding, rel_err, min_bytes;
     size_t bytes;
@@ -79,19 +82,25 @@ static void print_help(void)
 {
     spmv_opts d;
     spmv_defaults(&d);
-    printf("usage: krylov bench spmv [A.mtx ...] [--gen SPEC ...] "
-           "[options]\n\n"
-           "Times y = A x for every matrix and format: median and minimum of "
-           "--reps runs\nafter --warmup (CUDA events on the GPU, a wall clock "
-           "on the CPU), GFLOP/s\n(2 nnz / median), effective GB/s by the "
-           "minimum-bytes model, its percentage\nof the device-to-device copy "
-           "bandwidth measured in the same run, speedup\nover csr, build "
-           "time, device bytes and padding. A format that refuses a\nmatrix "
-           "gets 'refused: <reason>' in its row. Matrices with nnz < 100000 "
-           "are\nlaunch-bound, marked 'small' and summarised apart.\n\n"
-           "With no matrix given: every .mtx in $KRYLOV_MATRICES (else "
-           "../shared/matrices),\nthen --gen poisson3d:160, poisson3d27:110, "
-           "powerlaw:2000000.\n\n");
+    printf(
+        "usage: krylov bench spmv [A.mtx ...] [--gen SPEC ...] "
+        "[options]\n\n"
+        "Times y = A x for every matrix and format: median and minimum of "
+        "--reps runs\nafter --warmup (CUDA events on the GPU, a wall clock "
+        "on the CPU), GFLOP/s\n(2 nnz / median), effective GB/s by the "
+        "minimum-bytes model, its percentage\nof the device-to-device copy "
+        "bandwidth measured in the same run, speedup\nover csr, build "
+        "time, device bytes and padding. A format that refuses a\nmatrix "
+        "gets 'refused: <reason>' in its row. Matrices with nnz < 100000 "
+        "are\nlaunch-bound, marked 'small' and summarised apart. The automatic "
+        "formats\n(auto, auto-probe) are timed like the others; their rows "
+        "name the format they\nchose and why, and a last table compares "
+        "them with each matrix's fastest\nformat (how often within 10%%) "
+        "and gives the geometric mean of the best krylov\nformat per "
+        "matrix.\n\n"
+        "With no matrix given: every .mtx in $KRYLOV_MATRICES (else "
+        "../shared/matrices),\nthen --gen poisson3d:160, poisson3d27:110, "
+        "powerlaw:2000000.\n\n");
     cli_print_help_line(stdout, "GB/s model:", BENCH_SPMV_MODEL);
     printf("\noptions:\n");
     cli_print_options(stdout, spmv_table, &d);
@@ -208,6 +217,16 @@ static void fill_metrics(spmv_run *r, spmv_row *row, kr_matrix *M,
     }
 }
 
+/* The concrete format, and for an automatic one why: also the row's note
+ * (unless a wrong result takes the note over). */
+static void note_choice(spmv_row *row, const kr_matrix *M)
+{
+    snprintf(row->chosen, sizeof row->chosen, "%s", kr_matrix_format(M));
+    snprintf(row->reason, sizeof row->reason, "%s", kr_matrix_format_reason(M));
+    row->automatic = *row->reason != '\0';
+    snprintf(row->note, sizeof row->note, "%s", row->reason);
+}
+
 static int run_format(spmv_run *r, spmv_mat *m, const char *format)
 {
     spmv_row *row = new_row(r, m, format);
@@ -219,6 +238,7 @@ static int run_format(spmv_run *r, spmv_mat *m, const char *format)
                  kr_ctx_error(r->ctx));
         return 0;
     }
+    if (st == KR_OK) note_choice(row, M);
     if (st == KR_OK)
         st = kr_matrix_time_apply(M, m->vx, m->vy, r->o->warmup, r->o->reps,
                                   &row->median_s, &row->min_s);
@@ -381,6 +401,129 @@ static void md_summary(FILE *f, const spmv_run *r)
     }
 }
 
+/* ------------------------------------- automatic against the best */
+
+/* Where the rows of the matrix of row i end: its rows are consecutive. */
+static int matrix_end(const spmv_run *r, int i)
+{
+    int j = i + 1;
+    while (j < r->nrows && r->rows[j].item == r->rows[i].item)
+        j++;
+    return j;
+}
+
+/* The best speedup over csr among a matrix's rows of concrete formats:
+ * krylov's own (with_csr = 0) or all of them (1, csr counting 1); NaN when
+ * none ran. */
+static double best_speedup(const spmv_row *rows, int n, int with_csr)
+{
+    double best = NAN;
+    for (int i = 0; i < n; i++) {
+        const spmv_row *w = &rows[i];
+        int csr = !strcmp(w->format, "csr");
+        if (w->automatic || !isfinite(w->speedup) || (csr && !with_csr))
+            continue;
+        if (isnan(best) || w->speedup > best) best = w->speedup;
+    }
+    return best;
+}
+
+static const spmv_row *row_of(const spmv_row *rows, int n, const char *format)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(rows[i].format, format)) return &rows[i];
+    return NULL;
+}
+
+/* Geometric mean over the matrices of group g of the best krylov format's
+ * speedup over csr (each matrix its own best). */
+static double best_krylov_mean(const spmv_run *r, int g, int *n)
+{
+    double v[BENCH_MAX_MATRICES];
+    *n = 0;
+    for (int i = 0; i < r->nrows; i = matrix_end(r, i)) {
+        double b = best_speedup(&r->rows[i], matrix_end(r, i) - i, 0);
+        if (in_group(&r->rows[i], g) && isfinite(b) && *n < BENCH_MAX_MATRICES)
+            v[(*n)++] = b;
+    }
+    return bench_geomean(v, *n);
+}
+
+/* An automatic format on the matrices of one group: how many it ran on,
+ * on how many its median was within 10% of the best format's (csr
+ * included), and the geometric mean of best median / its median. */
+typedef struct auto_stat {
+    int n, within;
+    double of_best;
+} auto_stat;
+
+static void auto_stats(const spmv_run *r, const char *format, int g,
+                       auto_stat *s)
+{
+    double v[BENCH_MAX_MATRICES];
+    memset(s, 0, sizeof *s);
+    for (int i = 0; i < r->nrows; i = matrix_end(r, i)) {
+        int n = matrix_end(r, i) - i;
+        const spmv_row *a = row_of(&r->rows[i], n, format);
+        double best = best_speedup(&r->rows[i], n, 1);
+        if (!in_group(&r->rows[i], g) || !a || !isfinite(a->speedup) ||
+            !isfinite(best) || s->n >= BENCH_MAX_MATRICES)
+            continue;
+        s->within += a->speedup * 1.1 >= best; /* time <= 1.1 x best's */
+        v[s->n++] = a->speedup / best;
+    }
+    s->of_best = bench_geomean(v, s->n);
+}
+
+/* 1 when some row of format ran as an automatic choice. */
+static int is_automatic(const spmv_run *r, const char *format)
+{
+    for (int i = 0; i < r->nrows; i++)
+        if (r->rows[i].automatic && !strcmp(r->rows[i].format, format))
+            return 1;
+    return 0;
+}
+
+static void md_auto_rows(FILE *f, const spmv_run *r, const char *format)
+{
+    fprintf(f, "| %s: within 10%% of the best |", format);
+    for (int g = 0; g < NGROUPS; g++) {
+        auto_stat s;
+        auto_stats(r, format, g, &s);
+        fprintf(f, " %d of %d |", s.within, s.n);
+    }
+    fprintf(f, "\n| %s: best median / its median, geomean |", format);
+    for (int g = 0; g < NGROUPS; g++) {
+        auto_stat s;
+        auto_stats(r, format, g, &s);
+        fputc(' ', f);
+        bench_md_num(f, "%.3f", s.of_best);
+        fprintf(f, " |");
+    }
+    fputc('\n', f);
+}
+
+static void md_auto(FILE *f, const spmv_run *r)
+{
+    fprintf(f, "\n## Automatic choice against the best format per matrix\n\n"
+               "best krylov format = each matrix's fastest format other than "
+               "csr and the automatic ones; the best = the same with csr; "
+               "within 10%% = median at most 1.1x the best's\n\n"
+               "| | large (nnz >= 1e5) | large, from files | small "
+               "(launch-bound) |\n|---|---|---|---|\n"
+               "| best krylov format per matrix: geomean speedup over csr |");
+    for (int g = 0; g < NGROUPS; g++) {
+        int n;
+        double mean = best_krylov_mean(r, g, &n);
+        fputc(' ', f);
+        bench_md_num(f, "%.3f", mean);
+        fprintf(f, " (%d) |", n);
+    }
+    fputc('\n', f);
+    for (int i = 0; i < r->nformats; i++)
+        if (is_automatic(r, r->formats[i])) md_auto_rows(f, r, r->formats[i]);
+}
+
 static void write_markdown(FILE *f, const void *arg)
 {
     const spmv_run *r = arg;
@@ -392,6 +535,7 @@ static void write_markdown(FILE *f, const void *arg)
     for (int i = 0; i < r->nrows; i++)
         md_row(f, &r->rows[i]);
     md_summary(f, r);
+    md_auto(f, r);
 }
 
 static void json_row(FILE *f, const spmv_row *w)
@@ -419,6 +563,8 @@ static void json_row(FILE *f, const spmv_row *w)
         cli_json_int(&j, "device_bytes", (long long)w->bytes);
         cli_json_num(&j, "padding_ratio", w->padding);
         cli_json_num(&j, "max_rel_diff_from_reference", w->rel_err);
+        cli_json_str(&j, "format_chosen", w->chosen);
+        cli_json_str(&j, "format_reason", w->reason);
     }
     cli_json_end(&j);
 }
@@ -445,10 +591,11 @@ static void json_settings(cli_json *j, const spmv_run *r)
     cli_json_end(&s);
 }
 
+static const char *const group_keys[NGROUPS] = {"large", "large_from_files",
+                                                "small"};
+
 static void json_summary(cli_json *j, const spmv_run *r)
 {
-    static const char *const keys[NGROUPS] = {"large", "large_from_files",
-                                              "small"};
     bench_json_key(j, "summary");
     fputc('[', j->f);
     for (int i = 0; i < r->nformats; i++) {
@@ -460,13 +607,60 @@ static void json_summary(cli_json *j, const spmv_run *r)
             char key[64];
             int n;
             double mean = group_mean(r, r->formats[i], g, &n);
-            snprintf(key, sizeof key, "geomean_speedup_%s", keys[g]);
+            snprintf(key, sizeof key, "geomean_speedup_%s", group_keys[g]);
             cli_json_num(&s, key, mean);
-            snprintf(key, sizeof key, "matrices_%s", keys[g]);
+            snprintf(key, sizeof key, "matrices_%s", group_keys[g]);
             cli_json_int(&s, key, n);
         }
         cli_json_int(&s, "refused", refusals(r, r->formats[i]));
         cli_json_end(&s);
+    }
+    fputc(']', j->f);
+}
+
+static void json_auto_format(cli_json *j, const spmv_run *r, const char *format)
+{
+    cli_json s;
+    cli_json_begin(&s, j->f);
+    cli_json_str(&s, "format", format);
+    for (int g = 0; g < NGROUPS; g++) {
+        char key[64];
+        auto_stat a;
+        auto_stats(r, format, g, &a);
+        snprintf(key, sizeof key, "matrices_%s", group_keys[g]);
+        cli_json_int(&s, key, a.n);
+        snprintf(key, sizeof key, "within_10pct_of_best_%s", group_keys[g]);
+        cli_json_int(&s, key, a.within);
+        snprintf(key, sizeof key, "geomean_best_over_auto_time_%s",
+                 group_keys[g]);
+        cli_json_num(&s, key, a.of_best);
+    }
+    cli_json_end(&s);
+}
+
+/* "best_krylov_format": geomean speedups of each matrix's fastest krylov
+ * format; "automatic": each automatic format against the best. */
+static void json_auto_summary(cli_json *j, const spmv_run *r)
+{
+    cli_json s;
+    bench_json_key(j, "best_krylov_format");
+    cli_json_begin(&s, j->f);
+    for (int g = 0; g < NGROUPS; g++) {
+        char key[64];
+        int n;
+        double mean = best_krylov_mean(r, g, &n);
+        snprintf(key, sizeof key, "geomean_speedup_%s", group_keys[g]);
+        cli_json_num(&s, key, mean);
+        snprintf(key, sizeof key, "matrices_%s", group_keys[g]);
+        cli_json_int(&s, key, n);
+    }
+    cli_json_end(&s);
+    bench_json_key(j, "automatic");
+    fputc('[', j->f);
+    for (int i = 0, k = 0; i < r->nformats; i++) {
+        if (!is_automatic(r, r->formats[i])) continue;
+        fputs(k++ ? "," : "", j->f);
+        json_auto_format(j, r, r->formats[i]);
     }
     fputc(']', j->f);
 }
@@ -491,6 +685,7 @@ static void write_json(FILE *f, const void *arg)
     }
     fputc(']', f);
     json_summary(&j, r);
+    json_auto_summary(&j, r);
     cli_json_end(&j);
 }
 

@@ -65,7 +65,10 @@ static const cli_opt solve_table[] = {
      "bjacobi: a singular diagonal block gets scalar Jacobi, the identity, "
      "or is an error (a warning counts the replaced blocks)"},
     {"--format", NULL, CLI_CHOICE, OFF(format), 0, 0, kr_format_names, "F",
-     "sparse matrix format"},
+     "sparse matrix format; auto picks one per matrix from its row lengths "
+     "(csr on the CPU, where the others are reference kernels), auto-probe "
+     "also times the close candidates on the GPU; the report says which "
+     "and why"},
     {"--rtol", NULL, CLI_REAL, OFF(rtol), 0, INFINITY, NULL, "X",
      "converged when ||r|| <= max(rtol*||b||, atol)"},
     {"--atol", NULL, CLI_REAL, OFF(atol), 0, INFINITY, NULL, "X",
@@ -121,7 +124,7 @@ static void solve_defaults(solve_opts *o)
     o->dtol = d.dtol;
     o->maxit = d.maxit;
     o->precond = "jacobi";
-    o->format = "csr";
+    o->format = KR_FORMAT_DEFAULT;
     o->device = "auto";
     o->block_size = 32;
     o->bjacobi_singular = "jacobi";
@@ -449,7 +452,9 @@ static void report(const solve_run *r)
                       .s = r->o->s,
                       .restart = r->o->restart,
                       .precond = r->o->precond,
-                      .format = r->o->format,
+                      .format = kr_matrix_format(r->M),
+                      .format_requested = r->o->format,
+                      .format_reason = kr_matrix_format_reason(r->M),
                       .device = kr_ctx_device_name(r->ctx),
                       .threads = kr_ctx_threads(r->ctx),
                       .res = &r->res,

@@ -74,7 +74,7 @@ void cli_print_view(FILE *f, const solve_run *r)
     print_blocks(f, r);
     fprintf(f, "Mat Object: %s\n  rows=%d, cols=%d, nnz=%d, format: %s\n",
             r->name, (int)r->A.nrows, (int)r->A.ncols, (int)r->A.nnz,
-            o->format);
+            r->M ? kr_matrix_format(r->M) : o->format);
     fprintf(f, "device: %s\n", kr_ctx_device_name(r->ctx));
 }
 

@@ -61,6 +61,10 @@ static void text_problem(FILE *f, const cli_report *r)
     fprintf(f, "%s\n", r->precond);
     key(f, "format:");
     fprintf(f, "%s\n", r->format);
+    if (*r->format_reason) {
+        key(f, "format choice:");
+        fprintf(f, "%s\n", r->format_reason);
+    }
     key(f, "device:");
     fprintf(f, "%s\n", r->device);
     key(f, "threads:");
@@ -122,6 +126,8 @@ static void json_problem(cli_json *j, const cli_report *r)
     if (uses_restart(r->method)) cli_json_int(j, "restart", r->restart);
     cli_json_str(j, "preconditioner", r->precond);
     cli_json_str(j, "format", r->format);
+    cli_json_str(j, "format_requested", r->format_requested);
+    cli_json_str(j, "format_reason", r->format_reason);
     cli_json_str(j, "device", r->device);
     cli_json_int(j, "threads", r->threads);
 }

@@ -15,7 +15,10 @@ typedef struct cli_report {
     kr_row_stats rows;
     const char *method;
     int s, restart; /* shown for the methods that use them       */
-    const char *precond, *format, *device;
+    const char *precond, *device;
+    const char *format;           /* the format that ran             */
+    const char *format_requested; /* --format ("auto", ...)          */
+    const char *format_reason;    /* why auto picked it, or ""       */
     int threads;
     const kr_result *res;
     int have_forward;     /* the exact solution is known (b = A*ones) */

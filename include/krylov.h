@@ -157,15 +157,30 @@ kr_status kr_vec_fill(kr_vec *v, double value);
 
 typedef struct kr_matrix kr_matrix;
 
-/* Builds the matrix in the named format ("csr", ...) on the context's device.
- * The CSR is copied; the caller may free it afterwards. */
+/* The format kr_matrix_create uses when given NULL, and krylov solve's
+ * default: "auto" picks a format per matrix from its row lengths (csr on the
+ * CPU backend) and never picks one that refuses the matrix. */
+#define KR_FORMAT_DEFAULT "auto"
+
+/* Builds the matrix in the named format ("csr", ..., "auto", "auto-probe";
+ * NULL means KR_FORMAT_DEFAULT) on the context's device. The CSR is copied;
+ * the caller may free it afterwards. "auto" chooses from the row-length
+ * mean, standard deviation and maximum, n and nnz; "auto-probe" also times
+ * the close candidates on the GPU (so its pick may vary between runs). */
 kr_status kr_matrix_create(kr_ctx *ctx, const kr_csr *A, const char *format,
                            kr_matrix **M);
 void kr_matrix_destroy(kr_matrix *M);
 /* y = alpha*M*x + beta*y */
 kr_status kr_matrix_apply(kr_matrix *M, double alpha, const kr_vec *x,
                           double beta, kr_vec *y);
+/* The concrete format that runs: "pellr" for a matrix created as "auto"
+ * that picked PELLR; the name given to kr_matrix_create otherwise. */
 const char *kr_matrix_format(const kr_matrix *M);
+/* The name given to kr_matrix_create ("auto", "csr", ...). */
+const char *kr_matrix_format_requested(const kr_matrix *M);
+/* Why an automatic choice picked kr_matrix_format(M), e.g. "auto: vsr
+ * (skewed rows: ...)"; "" when the caller named the format. */
+const char *kr_matrix_format_reason(const kr_matrix *M);
 int32_t kr_matrix_rows(const kr_matrix *M);
 int32_t kr_matrix_cols(const kr_matrix *M);
 /* Bytes the format holds on its device. */

@@ -111,7 +111,7 @@ static int64_t csr_gpu_stored(const void *impl)
 
 static kr_format_ops make_ops(void)
 {
-    kr_format_ops o;
+    kr_format_ops o = {}; /* optional members NULL */
     o.stored = csr_gpu_stored;
     o.name = "csr";
     o.build = csr_gpu_build;

@@ -111,7 +111,7 @@ static int64_t ellr_gpu_stored(const void *impl)
 
 static kr_format_ops make_ops(void)
 {
-    kr_format_ops o;
+    kr_format_ops o = {}; /* optional members NULL */
     o.name = "ellr";
     o.build = ellr_gpu_build;
     o.apply = ellr_gpu_apply;

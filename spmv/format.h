@@ -21,6 +21,10 @@ typedef struct kr_format_ops {
     void (*destroy)(kr_ctx *ctx, void *impl); /* accepts NULL */
     /* Entries stored, padding included (nnz for CSR). */
     int64_t (*stored)(const void *impl);
+    /* Only for formats that pick another one (auto), else NULL: the
+     * concrete format they built, and a sentence saying why. */
+    const char *(*chosen)(const void *impl);
+    const char *(*reason)(const void *impl);
 } kr_format_ops;
 
 typedef struct kr_format_entry {
@@ -32,6 +36,9 @@ typedef struct kr_format_entry {
 
 /* Looks a format up by name; NULL if unknown. */
 const kr_format_entry *kr_format_find(const char *name);
+/* The named format's table for ctx's backend; NULL if the name is unknown
+ * or the format has no implementation there. */
+const kr_format_ops *kr_format_backend_ops(const kr_ctx *ctx, const char *name);
 
 struct kr_matrix {
     kr_ctx *ctx;
@@ -52,6 +59,12 @@ extern const kr_format_ops kr_vsr_cpu_ops;
 const kr_format_ops *kr_vsr_cuda_ops(void);
 extern const kr_format_ops kr_hyb_cpu_ops;
 const kr_format_ops *kr_hyb_cuda_ops(void);
+/* auto and auto-probe (spmv/auto.c): one table each for both backends, as
+ * they only delegate to the format they pick. */
+extern const kr_format_ops kr_auto_ops;
+extern const kr_format_ops kr_auto_probe_ops;
+const kr_format_ops *kr_auto_cuda_ops(void);
+const kr_format_ops *kr_auto_probe_cuda_ops(void);
 
 #ifdef __cplusplus
 }

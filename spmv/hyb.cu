@@ -98,7 +98,7 @@ static int64_t hyb_gpu_stored(const void *impl)
 
 static kr_format_ops make_ops(void)
 {
-    kr_format_ops o;
+    kr_format_ops o = {}; /* optional members NULL */
     o.name = "hyb";
     o.build = hyb_gpu_build;
     o.apply = hyb_gpu_apply;

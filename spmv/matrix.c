@@ -19,10 +19,8 @@ static kr_status unknown_format(kr_ctx *ctx, const char *format)
 static kr_status pick_ops(kr_ctx *ctx, const char *format,
                           const kr_format_ops **ops)
 {
-    const kr_format_entry *e = kr_format_find(format);
-    if (!e) return unknown_format(ctx, format);
-    *ops =
-        ctx->device == KR_DEVICE_CUDA ? (e->cuda ? e->cuda() : NULL) : e->cpu;
+    if (!kr_format_find(format)) return unknown_format(ctx, format);
+    *ops = kr_format_backend_ops(ctx, format);
     if (!*ops)
         return kr_fail(ctx, KR_ERR_UNSUPPORTED,
                        "format '%s' has no implementation on %s", format,
@@ -37,7 +35,7 @@ kr_status kr_matrix_create(kr_ctx *ctx, const kr_csr *A, const char *format,
         return kr_fail(ctx, KR_ERR_ARG, "kr_matrix_create: NULL argument");
     *out = NULL;
     const kr_format_ops *ops;
-    KR_TRY(pick_ops(ctx, format, &ops));
+    KR_TRY(pick_ops(ctx, format ? format : KR_FORMAT_DEFAULT, &ops));
     KR_TRY(kr_csr_check(ctx, A));
     kr_matrix *M = calloc(1, sizeof *M);
     if (!M) return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
@@ -78,7 +76,21 @@ kr_status kr_matrix_apply(kr_matrix *M, double alpha, const kr_vec *x,
     return M->ops->apply(M->ctx, M->impl, alpha, x->data, beta, y->data);
 }
 
-const char *kr_matrix_format(const kr_matrix *M) { return M->ops->name; }
+const char *kr_matrix_format(const kr_matrix *M)
+{
+    return M->ops->chosen ? M->ops->chosen(M->impl) : M->ops->name;
+}
+
+const char *kr_matrix_format_requested(const kr_matrix *M)
+{
+    return M->ops->name;
+}
+
+const char *kr_matrix_format_reason(const kr_matrix *M)
+{
+    return M->ops->reason ? M->ops->reason(M->impl) : "";
+}
+
 int32_t kr_matrix_rows(const kr_matrix *M) { return M->nrows; }
 int32_t kr_matrix_cols(const kr_matrix *M) { return M->ncols; }
 size_t kr_matrix_bytes(const kr_matrix *M) { return M->ops->bytes(M->impl); }

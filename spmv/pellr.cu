@@ -266,7 +266,7 @@ static int64_t pellr_gpu_stored(const void *impl)
 
 static kr_format_ops make_ops(void)
 {
-    kr_format_ops o;
+    kr_format_ops o = {}; /* optional members NULL */
     o.name = "pellr";
     o.build = pellr_gpu_build;
     o.apply = pellr_gpu_apply;

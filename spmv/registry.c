@@ -15,6 +15,10 @@ static const kr_format_entry formats[] = {
      &kr_vsr_cpu_ops, kr_vsr_cuda_ops},
     {"hyb", "ELL part of width K plus a COO remainder (segment-reduced)",
      &kr_hyb_cpu_ops, kr_hyb_cuda_ops},
+    {"auto", "picks one of the above per matrix from its row lengths",
+     &kr_auto_ops, kr_auto_cuda_ops},
+    {"auto-probe", "auto, and on the GPU times the close candidates",
+     &kr_auto_probe_ops, kr_auto_probe_cuda_ops},
 };
 
 #define NFORMATS (sizeof formats / sizeof formats[0])
@@ -24,6 +28,14 @@ const kr_format_entry *kr_format_find(const char *name)
     for (size_t i = 0; name && i < NFORMATS; i++)
         if (strcmp(formats[i].name, name) == 0) return &formats[i];
     return NULL;
+}
+
+const kr_format_ops *kr_format_backend_ops(const kr_ctx *ctx, const char *name)
+{
+    const kr_format_entry *e = kr_format_find(name);
+    if (!e) return NULL;
+    if (ctx->device != KR_DEVICE_CUDA) return e->cpu;
+    return e->cuda ? e->cuda() : NULL;
 }
 
 const char *const *kr_format_names(void)

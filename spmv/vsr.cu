@@ -308,7 +308,7 @@ static void vsr_gpu_destroy(kr_ctx *ctx, void *impl)
 
 static kr_format_ops make_ops(void)
 {
-    kr_format_ops o;
+    kr_format_ops o = {}; /* optional members NULL */
     o.name = "vsr";
     o.build = vsr_gpu_build;
     o.apply = vsr_gpu_apply;

@@ -22,7 +22,16 @@ int kt_check_spmv(kr_ctx *ctx, const kr_csr *A, const char *format,
 int kt_check_spmv_files(kr_ctx *ctx, const char *dir, uint64_t seed,
                         double tol);
 
-/* kt_check_spmv for every registered format; CSR must never refuse. */
+/* 1 for a format that picks another one (auto, auto-probe). */
+int kt_is_automatic(const char *format);
+
+/* M was created as `format`: a concrete format names itself and gives no
+ * reason; an automatic one names a concrete format, and its reason starts
+ * "<format>: <concrete> (" and ends with ")". */
+void kt_check_choice(const kr_matrix *M, const char *format);
+
+/* kt_check_spmv for every registered format; CSR and the automatic formats
+ * must never refuse. */
 void kt_check_spmv_all(kr_ctx *ctx, const kr_csr *A, uint64_t seed, double tol);
 
 #endif

@@ -252,6 +252,81 @@ START_TEST(spmv_small_marked_and_summarised)
 }
 END_TEST
 
+/* The rows of the two matrices, in order: each one's best speedup over csr
+ * among ellr, pellr, vsr, hyb (the best krylov format) into best[], and
+ * auto's row into autorow[]. Checks each auto row's choice. */
+static int best_per_matrix(const char *json, double *best, double *auto_sp)
+{
+    const char *o[64], *e[64];
+    int n = rows_of(json, o, e, 64), m = -1;
+    char matrix[64], last[64] = "", format[64], chosen[64], why[512];
+    for (int i = 0; i < n; i++) {
+        str(o[i], e[i], "matrix", matrix, sizeof matrix);
+        str(o[i], e[i], "format", format, sizeof format);
+        if (strcmp(matrix, last)) m++, best[m] = NAN;
+        snprintf(last, sizeof last, "%s", matrix);
+        if (!member(o[i], e[i], "speedup_vs_csr")) continue; /* refused */
+        double sp = num(o[i], e[i], "speedup_vs_csr");
+        str(o[i], e[i], "format_chosen", chosen, sizeof chosen);
+        str(o[i], e[i], "format_reason", why, sizeof why);
+        if (!strcmp(format, "auto")) {
+            auto_sp[m] = sp;
+            ck_assert_str_eq(chosen, "csr"); /* on the CPU */
+            ck_assert(!strncmp(why, "auto: csr (", 11));
+        } else if (strcmp(format, "csr") && strncmp(format, "auto", 4)) {
+            ck_assert_str_eq(chosen, format);
+            ck_assert_str_eq(why, "");
+            if (isnan(best[m]) || sp > best[m]) best[m] = sp;
+        }
+    }
+    return m + 1;
+}
+
+/* The end of the object or array that follows "key": in json. */
+static const char *section(const char *json, const char *key, const char **end)
+{
+    const char *p = member(json, json + strlen(json), key);
+    ck_assert_msg(p != NULL, "no %s", key);
+    *end = json_value(p);
+    ck_assert(*end != NULL);
+    return p;
+}
+
+START_TEST(spmv_auto_against_the_best)
+{
+    const char *d = kt_tmpdir();
+    run_out r =
+        krylov(d,
+               "bench spmv --gen poisson3d:26 --gen powerlaw:20000 " FAST
+               " --warmup 1 --json %s/b.json",
+               d);
+    ck_assert_msg(r.rc == 0, "exit %d: %s", r.rc, r.err);
+    char path[512];
+    snprintf(path, sizeof path, "%s/b.json", d);
+    char *json = kt_slurp(path);
+    double best[2], auto_sp[2];
+    ck_assert_int_eq(best_per_matrix(json, best, auto_sp), 2);
+    const char *end, *b = section(json, "best_krylov_format", &end);
+    ck_assert_int_eq((int)num(b, end, "matrices_large"), 2);
+    ck_assert_double_eq_tol(num(b, end, "geomean_speedup_large"),
+                            sqrt(best[0] * best[1]), 1e-12);
+    const char *a = section(json, "automatic", &end);
+    ck_assert_ptr_nonnull(strstr(a, "\"format\": \"auto\""));
+    ck_assert_ptr_nonnull(strstr(a, "\"format\": \"auto-probe\""));
+    int within = 0;
+    for (int m = 0; m < 2; m++) /* the best counts csr too: speedup 1 */
+        within += auto_sp[m] * 1.1 >= fmax(best[m], 1.0);
+    ck_assert_int_eq((int)num(a, end, "within_10pct_of_best_large"), within);
+    ck_assert_int_eq((int)num(a, end, "matrices_large"), 2);
+    ck_assert_ptr_nonnull(strstr(r.out, "## Automatic choice against the best "
+                                        "format per matrix"));
+    ck_assert_ptr_nonnull(strstr(r.out, "| auto: within 10% of the best | "));
+    ck_assert_ptr_nonnull(strstr(r.out, "| auto: csr (CPU backend"));
+    free(json);
+    kt_output_free(&r);
+}
+END_TEST
+
 START_TEST(spmv_unknown_format_exit_2)
 {
     const char *d = kt_tmpdir();
@@ -412,6 +487,7 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, spmv_one_row_per_format_and_matrix);
     tcase_add_test(tc, spmv_small_marked_and_summarised);
+    tcase_add_test(tc, spmv_auto_against_the_best);
     tcase_add_test(tc, spmv_unknown_format_exit_2);
     tcase_add_test(tc, help_states_models_and_defaults);
     tcase_add_test(tc, unwritable_output_exit_3);

@@ -1,8 +1,10 @@
 /* The CUDA backend against the CPU reference: every kernel on fresh random
  * data with poisoned outputs, CSR SpMV on awkward shapes and on the real
- * matrices, and each solver's GPU run against its CPU run. Skipped, visibly,
+ * matrices, the automatic formats' choices, and each solver's GPU run
+ * against its CPU run (csr, and the default format). Skipped, visibly,
  * when no GPU is usable. */
 #include "backend_check.h"
+#include "spmv/auto.h"
 #include "testutil.h"
 
 #include <dirent.h>
@@ -113,12 +115,13 @@ typedef struct run {
 } run;
 
 static void solve_on(kr_ctx *ctx, const kr_csr *A, const double *b,
-                     const char *method, const char *precond, run *out)
+                     const char *method, const char *format,
+                     const char *precond, run *out)
 {
     kr_matrix *M;
     kr_precond *P;
     kr_vec *vb, *vx;
-    ck_assert_int_eq(kr_matrix_create(ctx, A, "csr", &M), KR_OK);
+    ck_assert_int_eq(kr_matrix_create(ctx, A, format, &M), KR_OK);
     ck_assert_int_eq(kr_precond_create(ctx, A, precond, &P), KR_OK);
     kr_vec_create(ctx, A->nrows, &vb);
     kr_vec_create(ctx, A->nrows, &vx);
@@ -142,8 +145,8 @@ static void compare_solve(kr_ctx *c, kr_ctx *g, const kr_csr *A,
                           const char *pc)
 {
     run rc, rg;
-    solve_on(c, A, b, m, pc, &rc);
-    solve_on(g, A, b, m, pc, &rg);
+    solve_on(c, A, b, m, "csr", pc, &rc);
+    solve_on(g, A, b, m, "csr", pc, &rg);
     /* The GPU sums in another order. CG and GMRES keep their iteration
      * counts to a few; BiCGSTAB's and IDR's irregular residuals move more:
      * on the CPU alone, 1 against 2 threads gave 71 against 67 BiCGSTAB
@@ -191,6 +194,104 @@ START_TEST(gpu_solves_match_cpu)
 }
 END_TEST
 
+/* auto and auto-probe on the GPU: y as the reference's (kt_check_spmv, which
+ * also checks that the reason names the concrete format), auto's pick is
+ * the rules' for the matrix's features, auto-probe's is one of its
+ * candidates, with the probe's times in the reason when it ran one. */
+static void check_auto(kr_ctx *ctx, const kr_csr *A, uint64_t seed)
+{
+    ck_assert_int_eq(kt_check_spmv(ctx, A, "auto", seed, 1e-12), 1);
+    ck_assert_int_eq(kt_check_spmv(ctx, A, "auto-probe", seed + 1, 1e-12), 1);
+    kr_auto_features f;
+    kr_auto_choice c;
+    ck_assert_int_eq(kr_auto_features_of(ctx, A, &f), KR_OK);
+    kr_auto_rule_gpu(&f, &c);
+    kr_matrix *M;
+    ck_assert_int_eq(kr_matrix_create(ctx, A, "auto", &M), KR_OK);
+    ck_assert_str_eq(kr_matrix_format(M), c.format);
+    kr_matrix_destroy(M);
+    ck_assert_int_eq(kr_matrix_create(ctx, A, "auto-probe", &M), KR_OK);
+    const char *got = kr_matrix_format(M), *why = kr_matrix_format_reason(M);
+    ck_assert_msg(!strcmp(got, c.format) || !strcmp(got, "csr") ||
+                      (c.rival && !strcmp(got, c.rival)),
+                  "auto-probe picked %s: %s", got, why);
+    int probed = c.rival && A->nnz <= KR_AUTO_PROBE_MAX_NNZ;
+    ck_assert_msg(strstr(why, probed ? "probe medians" : "no probe"), "%s",
+                  why);
+    kr_matrix_destroy(M);
+}
+
+START_TEST(gpu_auto_formats)
+{
+    kr_ctx *ctx = gpu_or_skip("gpu_auto_formats");
+    if (!ctx) return;
+    const char *specs[] = {"poisson3d:30", "poisson3d27:16", "powerlaw:50000",
+                           "convdiff2d:60,20", "poisson2d:200"};
+    uint64_t seed = (uint64_t)kr_wtime();
+    kr_csr A;
+    for (size_t i = 0; i < sizeof specs / sizeof *specs; i++) {
+        ck_assert_int_eq(kr_generate(ctx, specs[i], &A), KR_OK);
+        check_auto(ctx, &A, seed + 2 * i);
+        kr_csr_free(&A);
+    }
+    long_row_csr(ctx, 5000, &A); /* ELLR refuses it */
+    check_auto(ctx, &A, seed);
+    kr_csr_free(&A);
+    const char *dir = kt_matrices_dir();
+    const char *names[] = {"bcsstk16", "bcsstk38", "crystm01", "memplus",
+                           "nasa4704", "cavity10", "add32",    "olm1000"};
+    for (size_t i = 0; dir && i < sizeof names / sizeof *names; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s.mtx", dir, names[i]);
+        ck_assert_msg(kr_read_mtx(ctx, path, &A) == KR_OK, "%s",
+                      kr_ctx_error(ctx));
+        check_auto(ctx, &A, seed + 100 + i);
+        kr_csr_free(&A);
+    }
+    kr_ctx_destroy(ctx);
+}
+END_TEST
+
+/* The default format (auto: on the GPU a format of its own, not cuSPARSE)
+ * solves as csr does on the CPU. */
+START_TEST(gpu_default_format_solves)
+{
+    kr_ctx *g = gpu_or_skip("gpu_default_format_solves");
+    if (!g) return;
+    kr_ctx *c;
+    kr_ctx_create(&c, KR_DEVICE_CPU);
+    kr_csr A;
+    ck_assert_int_eq(kr_generate(c, "poisson3d:24", &A), KR_OK);
+    kr_matrix *M;
+    ck_assert_int_eq(kr_matrix_create(g, &A, NULL, &M), KR_OK);
+    ck_assert_str_eq(kr_matrix_format(M), "hyb"); /* uniform rows */
+    kr_matrix_destroy(M);
+    double *b = malloc((size_t)A.nrows * sizeof *b);
+    uint64_t s = (uint64_t)kr_wtime();
+    for (int32_t i = 0; i < A.nrows; i++)
+        b[i] = kt_rand_uniform(&s);
+    const char *methods[] = {"cg", "idr"};
+    for (int m = 0; m < 2; m++) {
+        run rc, rg;
+        solve_on(c, &A, b, methods[m], "csr", "jacobi", &rc);
+        solve_on(g, &A, b, methods[m], NULL, "jacobi", &rg);
+        int tol_its = 3 + rc.res.iterations / (m == 0 ? 20 : 8);
+        ck_assert_msg(abs(rc.res.iterations - rg.res.iterations) <= tol_its,
+                      "%s: %d CPU vs %d GPU iterations", methods[m],
+                      rc.res.iterations, rg.res.iterations);
+        ck_assert_int_gt(rg.res.reason, 0);
+        ck_assert(rg.res.true_rnorm <= 1.05e-8 * rg.res.bnorm);
+        ck_assert(kt_rel_diff(A.nrows, rg.x, rc.x) < 1e-5);
+        free(rc.x);
+        free(rg.x);
+    }
+    free(b);
+    kr_csr_free(&A);
+    kr_ctx_destroy(c);
+    kr_ctx_destroy(g);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("gpu");
@@ -201,6 +302,8 @@ int main(void)
     tcase_add_test(tc, gpu_memory_record);
     tcase_add_test(tc, gpu_spmv_real_matrices);
     tcase_add_test(tc, gpu_solves_match_cpu);
+    tcase_add_test(tc, gpu_auto_formats);
+    tcase_add_test(tc, gpu_default_format_solves);
     suite_add_tcase(s, tc);
     return kt_run(s);
 }

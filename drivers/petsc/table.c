@@ -56,7 +56,8 @@ static void print_header(FILE *f, const solve_run *r, const cmp_result *c)
             "rtol %g, atol %g, dtol %g, maxit %d; stop when ||b - A x|| <= "
             "max(rtol*||b||, atol)\n",
             o->rtol, o->atol, o->dtol, o->maxit);
-    fprintf(f, "krylov: %s + %s, format %s, %s\n", c->k.ksp, c->k.pc, o->format,
+    fprintf(f, "krylov: %s + %s, format %s, %s\n", c->k.ksp, c->k.pc,
+            r->M ? kr_matrix_format(r->M) : o->format,
             kr_ctx_device_name(r->ctx));
     fprintf(f, "PETSc %s: %s + %s, SeqAIJ, 1 process\n", c->petsc_version,
             c->p.ksp, c->p.pc);
