@@ -24,11 +24,12 @@
 
 #define GJE_THREADS 128
 /* Resident thread blocks per multiprocessor asked of the compiler, by
- * lanes per matrix block p. Measured on the H200 (bench gje): p = 16 at 64
- * registers (8 resident) ran 9% faster than at 90 (5 resident); p = 32
- * needs its ~100 registers (capping them spilled and ran 20-300% slower);
- * smaller p stay under 64 registers anyway. */
-#define GJE_MINB(P) ((P) == 16 ? 8 : 1)
+ * lanes per matrix block p. Measured on the H200 (scratch timings of 500k
+ * blocks): p = 16 at 64 registers (8 resident) ran 9% faster than at 90
+ * (5 resident); p = 32 at 128 registers (4 resident) ran 7% faster than at
+ * the 148 it takes uncapped, and capping it lower spilled and ran 20-300%
+ * slower; smaller p stay under 64 registers anyway. */
+#define GJE_MINB(P) ((P) == 16 ? 8 : (P) == 32 ? 4 : 1)
 #define FULL 0xffffffffu
 
 /* This sub-warp's bits of a warp-wide ballot. */
@@ -148,6 +149,11 @@ eliminate(double (&row)[P], double &scale, double tiny, int k, int kwarp,
 {
     bool pivoted = li >= k, bad = false;
     scale = 1.0;
+    /* lanes that skip a step still read the buffer (times 0): keep it
+     * finite */
+    for (int e = li; e < 2 * (P + 2); e += P)
+        buf[e] = 0.0;
+    __syncwarp();
 #pragma unroll
     for (int c = 0; c < P; c++) {
         if (c >= kwarp) break;
@@ -166,12 +172,14 @@ eliminate(double (&row)[P], double &scale, double tiny, int k, int kwarp,
         }
         if (active && piv < 0 && li == 0) bad = true; /* a column of NaN */
         __syncwarp();
-        if (active && piv >= 0 && li != piv && li < k) {
-            /* t_ij -= t_ic * t_pj / d, t_ic = -t_ic / d; pb[c] = 1/d */
-            const double g = row[c] * pb[c];
-            update_row<P>(row, pb, c, g);
-            row[c] = -g;
-        }
+        /* t_ij -= t_ic * t_pj / d, t_ic = -t_ic / d (pb[c] = 1/d). Every
+         * lane runs the FMAs, with g = 0 where nothing changes, so that
+         * the update is straight-line code the compiler can overlap with
+         * the next step's pivot search. */
+        const bool upd = active && piv >= 0 && li != piv && li < k;
+        const double g = upd ? row[c] * pb[c] : 0.0;
+        update_row<P>(row, pb, c, g);
+        if (upd) row[c] = -g;
     }
     return bad;
 }
