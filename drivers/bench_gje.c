@@ -284,8 +284,10 @@ static int run_all(gje_run *r)
         rc = bench_copy_bandwidth(r->ctx, r->o->copy_mb, &r->copy_bytes,
                                   &r->copy_bps);
     bench_utc_date(r->date, sizeof r->date);
-    if (!rc && r->dense) rc = gje_run_dense(r);
+    /* matrices first: a bad file or spec stops the run before the long
+     * dense part */
     if (!rc && r->matrices) rc = gje_run_matrices(r);
+    if (!rc && r->dense) rc = gje_run_dense(r);
     if (!rc)
         rc = bench_outputs(r->o->markdown, r->o->json, gje_write_markdown,
                            gje_write_json, r);
