@@ -8,11 +8,13 @@
 #include "testjson.h"
 #include "testutil.h"
 
+#include <dirent.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define FAST "--device cpu --threads 1 --reps 2 --warmup 1 --copy-mb 4"
 
@@ -282,6 +284,65 @@ START_TEST(every_option_runs)
 }
 END_TEST
 
+/* The one file the script wrote into dir/res. */
+static char *result_file(const char *dir)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/res", dir);
+    DIR *d = opendir(path);
+    ck_assert_ptr_nonnull(d);
+    char *text = NULL;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (strncmp(e->d_name, "bjacobi-vs-jacobi-cpu-", 22)) continue;
+        ck_assert_ptr_null(text);
+        snprintf(path, sizeof path, "%s/res/%s", dir, e->d_name);
+        text = kt_slurp(path);
+    }
+    closedir(d);
+    ck_assert_ptr_nonnull(text);
+    return text;
+}
+
+/* bench/bjacobi_table.sh on two tiny matrices: one Jacobi refuses (a zero
+ * diagonal, but invertible 2 x 2 blocks), one both solve. */
+START_TEST(bjacobi_table_script)
+{
+    if (!kt_file_exists("bench/bjacobi_table.sh")) {
+        kt_skip("bjacobi_table_script", "not run from the repository root");
+        return;
+    }
+    const char *d = kt_tmpdir();
+    char mats[512], build[512];
+    snprintf(mats, sizeof mats, "%s/mats", d);
+    ck_assert_int_eq(mkdir(mats, 0755), 0);
+    kt_write_file(mats, "swap.mtx",
+                  "%%MatrixMarket matrix coordinate real general\n"
+                  "4 4 4\n1 2 1.0\n2 1 1.0\n3 4 2.0\n4 3 2.0\n");
+    kt_write_file(mats, "diag.mtx",
+                  "%%MatrixMarket matrix coordinate real general\n"
+                  "3 3 4\n1 1 4.0\n2 2 5.0\n3 3 6.0\n1 3 1.0\n");
+    snprintf(build, sizeof build, "%s", kt_krylov_bin());
+    *strrchr(build, '/') = '\0';
+    char env[1200];
+    snprintf(env, sizeof env,
+             "KRYLOV_MATRICES='%s' RESULTS='%s/res' THREADS=1 ", mats, d);
+    kt_output r =
+        kt_command(env, "sh", d, "bench/bjacobi_table.sh '%s' cpu", build);
+    ck_assert_msg(r.rc == 0, "exit %d: %s", r.rc, r.err);
+    char *md = result_file(d);
+    ck_assert_str_eq(md, r.out);
+    ck_assert_ptr_nonnull(strstr(md, "| diag.mtx | 3 | idr | "));
+    ck_assert_ptr_nonnull(
+        strstr(md, "| jacobi: refused: zero diagonal |\n| swap.mtx | 4 | "
+                   "gmres | - | - | no | 1 | "));
+    ck_assert_ptr_nonnull(strstr(
+        md, "| all (matrix, method) pairs | 6 | 3 | 6 | 3 | 0 | 3 | 0 |"));
+    ck_assert_ptr_nonnull(strstr(md, "jacobi 1, bjacobi 2, of 2."));
+    free(md);
+    kt_output_free(&r);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("bench gje");
@@ -293,6 +354,7 @@ int main(void)
     tcase_add_test(tc, help_is_complete_and_true);
     tcase_add_test(tc, default_sizes_and_mixes_as_stated);
     tcase_add_test(tc, every_option_runs);
+    tcase_add_test(tc, bjacobi_table_script);
     suite_add_tcase(s, tc);
     return kt_run(s);
 }
