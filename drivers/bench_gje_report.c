@@ -63,11 +63,13 @@ static void md_dense_intro(FILE *f)
           f);
 }
 
-/* "ms | GFLOP/s | speedup |" of one cuBLAS method, or its note. */
+/* "ms | GFLOP/s | speedup |" of one cuBLAS method; when it did not run,
+ * "n/a: CPU" or "failed" (the note says why). */
 static void md_cublas(FILE *f, const gje_dense_row *w, double s)
 {
     if (isnan(s)) {
-        fprintf(f, " %s | - | - |", *w->cublas_note ? "n/a" : "-");
+        int cpu = !strcmp(w->cublas_note, "n/a: CPU");
+        fprintf(f, " %s | - | - |", cpu ? "n/a: CPU" : "failed");
         return;
     }
     fprintf(f, " %.4f | %.1f | %.2f |", s * 1e3, gflops(w->flops, s),
