@@ -64,7 +64,8 @@ typedef struct gje_matrix_row {
     double blocking_s, flags_s, extract_s, apply_s, apply_bytes, spmv_s;
     double precond_s;
     int32_t precond_nb, precond_singular;
-    int32_t sampled;           /* blocks whose inverse was checked      */
+    int32_t sampled;           /* blocks sampled for the check          */
+    int32_t checked;           /* of them not singular: residual taken  */
     int32_t singular_mismatch; /* sampled blocks whose singular flag
                                   differs from the reference's           */
     int32_t flag_mismatch;     /* rows whose pattern flag is wrong       */

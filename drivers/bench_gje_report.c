@@ -148,7 +148,9 @@ static void md_matrix_row(FILE *f, const gje_run *r, const gje_matrix_row *w)
     bench_md_num(f, "%.2f", w->spmv_s * 1e6);
     fputs(" | ", f);
     bench_md_num(f, "%.2f", w->spmv_s / w->apply_s);
-    fprintf(f, " | %.3f | %.2e | %s |\n", w->precond_s * 1e3, w->res, w->note);
+    fprintf(f, " | %.3f | ", w->precond_s * 1e3);
+    bench_md_num(f, "%.2e", w->res);
+    fprintf(f, " | %s |\n", w->note);
 }
 
 void gje_write_markdown(FILE *f, const void *arg)
@@ -234,6 +236,7 @@ static void json_stages(cli_json *j, const gje_run *r, const gje_matrix_row *w)
     cli_json_int(j, "precond_blocks", w->precond_nb);
     cli_json_int(j, "precond_singular_blocks", w->precond_singular);
     cli_json_int(j, "sampled_blocks", w->sampled);
+    cli_json_int(j, "checked_blocks", w->checked);
     cli_json_num(j, "max_residual", w->res);
     cli_json_num(j, "reference_max_residual", w->res_ref);
     cli_json_int(j, "singular_mismatches", w->singular_mismatch);
