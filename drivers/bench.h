@@ -1,9 +1,10 @@
-/* The two benchmarks of `krylov bench` (drivers/cmd_bench.c dispatches):
+/* The benchmarks of `krylov bench` (drivers/cmd_bench.c dispatches):
  * each takes the arguments after its name and returns the exit code. */
 #ifndef KR_DRIVERS_BENCH_H
 #define KR_DRIVERS_BENCH_H
 
 int cli_bench_spmv(int argc, char **argv);
 int cli_bench_solve(int argc, char **argv);
+int cli_bench_gje(int argc, char **argv);
 
 #endif

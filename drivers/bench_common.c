@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 static const char *const default_gens[] = {"poisson3d:160", "poisson3d27:110",
-                                           "powerlaw:2000000"};
+                                           "powerlaw:2000000", NULL};
 
 const char *const *bench_device_names(void)
 {
@@ -99,18 +99,24 @@ static int add_folder(bench_list *l, const char *dir)
     return rc;
 }
 
-static int add_defaults(bench_list *l)
+static int add_defaults(bench_list *l, const char *const *defaults)
 {
     const char *env = getenv("KRYLOV_MATRICES");
     int rc = add_folder(l, env && *env ? env : "../shared/matrices");
-    for (size_t i = 0; !rc && i < sizeof default_gens / sizeof *default_gens;
-         i++)
-        rc = add_item(l, default_gens[i], 1);
+    for (size_t i = 0; !rc && defaults[i]; i++)
+        rc = add_item(l, defaults[i], 1);
     return rc;
 }
 
 int bench_list_make(bench_list *l, const char **files, int nfiles,
                     const char **gens, int ngens)
+{
+    return bench_list_make_gens(l, files, nfiles, gens, ngens, default_gens);
+}
+
+int bench_list_make_gens(bench_list *l, const char **files, int nfiles,
+                         const char **gens, int ngens,
+                         const char *const *defaults)
 {
     l->n = 0;
     l->items = calloc(BENCH_MAX_MATRICES, sizeof *l->items);
@@ -123,7 +129,7 @@ int bench_list_make(bench_list *l, const char **files, int nfiles,
         rc = add_item(l, files[i], 0);
     for (int i = 0; i < ngens && !rc; i++)
         rc = add_item(l, gens[i], 1);
-    if (!rc && nfiles + ngens == 0) rc = add_defaults(l);
+    if (!rc && nfiles + ngens == 0) rc = add_defaults(l, defaults);
     return rc;
 }
 

@@ -1,4 +1,4 @@
-/* What `krylov bench spmv` and `krylov bench solve` share: the options
+/* What the `krylov bench` subcommands (spmv, solve, gje) share: the options
  * every benchmark takes, the list of matrices (given or the default set),
  * loading one, the device and its copy bandwidth, the minimum-bytes model
  * of one SpMV, and output files written through a temporary name. */
@@ -98,6 +98,11 @@ int bench_split_gens(const char *command, const cli_opt *opts, int argc,
  * poisson3d27:110 and powerlaw:2000000. Returns an exit code. */
 int bench_list_make(bench_list *l, const char **files, int nfiles,
                     const char **gens, int ngens);
+/* The same with another list of generator specs (NULL-terminated) after
+ * the folder's files in the default set. */
+int bench_list_make_gens(bench_list *l, const char **files, int nfiles,
+                         const char **gens, int ngens,
+                         const char *const *defaults);
 void bench_list_free(bench_list *l);
 
 /* Opens the context on the named device with T threads; prints the

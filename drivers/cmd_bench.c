@@ -1,6 +1,7 @@
-/* krylov bench: dispatches to `bench spmv` (SpMV time per format) and
- * `bench solve` (time to solution against the bytes an iteration moves),
- * and prints the overview of both. */
+/* krylov bench: dispatches to `bench spmv` (SpMV time per format),
+ * `bench solve` (time to solution against the bytes an iteration moves)
+ * and `bench gje` (batched block inversion and block-Jacobi stages), and
+ * prints the overview of them. */
 #include "drivers/bench.h"
 #include "drivers/commands.h"
 #include "drivers/options.h"
@@ -12,14 +13,18 @@ static void print_help(FILE *f)
 {
     fputs("usage: krylov bench spmv  [A.mtx ...] [--gen SPEC ...] [options]\n"
           "       krylov bench solve [A.mtx ...] [--gen SPEC ...] [options]\n"
+          "       krylov bench gje   [A.mtx ...] [--gen SPEC ...] [options]\n"
           "\n"
           "  spmv   time y = A x in every format: GFLOP/s, effective GB/s "
           "against the\n         measured copy bandwidth, speedup over csr\n"
           "  solve  time to solution (setup + iterations), time per "
           "iteration against\n         the bytes an iteration must move\n"
-          "\nWith no matrix given, both run the default set (see 'krylov "
-          "bench spmv --help').\nBoth print a Markdown report; --json FILE "
-          "and --markdown FILE write files.\n\n",
+          "  gje    batched Gauss-Jordan inversion of random blocks against "
+          "cuBLAS and\n         the memory floor; block-Jacobi setup and "
+          "apply stages per matrix\n"
+          "\nWith no matrix given, each runs its default set (see 'krylov "
+          "bench spmv --help'\nand 'krylov bench gje --help'). Each prints a "
+          "Markdown report; --json FILE and\n--markdown FILE write files.\n\n",
           f);
     cli_print_exit_codes(f);
 }
@@ -36,6 +41,7 @@ int cli_cmd_bench(int argc, char **argv)
     }
     if (!strcmp(argv[0], "spmv")) return cli_bench_spmv(argc - 1, argv + 1);
     if (!strcmp(argv[0], "solve")) return cli_bench_solve(argc - 1, argv + 1);
+    if (!strcmp(argv[0], "gje")) return cli_bench_gje(argc - 1, argv + 1);
     return cli_usage_error(
-        "bench", "unknown benchmark '%s' (valid: spmv, solve)", argv[0]);
+        "bench", "unknown benchmark '%s' (valid: spmv, solve, gje)", argv[0]);
 }

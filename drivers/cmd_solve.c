@@ -371,9 +371,13 @@ static int setup(solve_run *r)
     }
     double t0 = kr_wtime();
     kr_status st = kr_matrix_create(r->ctx, &r->A, r->o->format, &r->M);
+    double t1 = kr_wtime();
     if (st == KR_OK)
         st = kr_precond_create_opts(r->ctx, &r->A, r->o->precond, &po, &r->P);
-    r->setup_seconds = kr_wtime() - t0;
+    double t2 = kr_wtime();
+    r->matrix_seconds = t1 - t0;
+    r->precond_seconds = t2 - t1;
+    r->setup_seconds = t2 - t0;
     free(sizes);
     if (st == KR_OK) warn_singular(r);
     return st == KR_OK ? 0 : lib_error(r->ctx, st, r->name);
@@ -459,7 +463,11 @@ static void report(const solve_run *r)
                       .threads = kr_ctx_threads(r->ctx),
                       .res = &r->res,
                       .have_forward = r->o->rhs == NULL,
-                      .setup_seconds = r->setup_seconds};
+                      .setup_seconds = r->setup_seconds,
+                      .matrix_build_seconds = r->matrix_seconds,
+                      .precond_build_seconds = r->precond_seconds,
+                      .precond_blocks = kr_precond_block_count(r->P),
+                      .precond_singular = kr_precond_singular_blocks(r->P)};
     if (rep.have_forward)
         cli_forward_error(r->x, r->A.nrows, &rep.forward_inf,
                           &rep.forward_rel2);

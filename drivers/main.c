@@ -22,7 +22,8 @@ static const command commands[] = {
     {"compare-petsc", cli_cmd_compare_petsc,
      "solve with krylov and with PETSc KSP, compare in one table"},
     {"bench", cli_cmd_bench,
-     "benchmarks: SpMV per format (bench spmv), solves (bench solve)"},
+     "benchmarks: SpMV per format (bench spmv), solves (bench solve), "
+     "batched block inversion and block-Jacobi stages (bench gje)"},
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])

@@ -59,6 +59,11 @@ static void text_problem(FILE *f, const cli_report *r)
         fprintf(f, "%s\n", r->method);
     key(f, "preconditioner:");
     fprintf(f, "%s\n", r->precond);
+    if (r->precond_blocks > 0) {
+        key(f, "preconditioner blocks:");
+        fprintf(f, "%d (%d singular)\n", (int)r->precond_blocks,
+                (int)r->precond_singular);
+    }
     key(f, "format:");
     fprintf(f, "%s\n", r->format);
     if (*r->format_reason) {
@@ -88,6 +93,8 @@ static void text_outcome(FILE *f, const cli_report *r)
         line_num(f, "forward error (rel. 2):", "%.4e", r->forward_rel2, "");
     }
     line_num(f, "setup time:", "%.6f", r->setup_seconds, " s");
+    line_num(f, "  matrix build:", "%.6f", r->matrix_build_seconds, " s");
+    line_num(f, "  precond build:", "%.6f", r->precond_build_seconds, " s");
     line_num(f, "solve time:", "%.6f", res->solve_seconds, " s");
     line_num(f, "time per iteration:", "%.3e", per_iteration(r), " s");
 }
@@ -125,6 +132,10 @@ static void json_problem(cli_json *j, const cli_report *r)
     if (uses_s(r->method)) cli_json_int(j, "s", r->s);
     if (uses_restart(r->method)) cli_json_int(j, "restart", r->restart);
     cli_json_str(j, "preconditioner", r->precond);
+    if (r->precond_blocks > 0) {
+        cli_json_int(j, "precond_blocks", r->precond_blocks);
+        cli_json_int(j, "precond_singular_blocks", r->precond_singular);
+    }
     cli_json_str(j, "format", r->format);
     cli_json_str(j, "format_requested", r->format_requested);
     cli_json_str(j, "format_reason", r->format_reason);
@@ -148,6 +159,8 @@ static void json_outcome(cli_json *j, const cli_report *r)
     cli_json_num(j, "forward_error_rel2",
                  r->have_forward ? r->forward_rel2 : NAN);
     cli_json_num(j, "setup_seconds", r->setup_seconds);
+    cli_json_num(j, "matrix_build_seconds", r->matrix_build_seconds);
+    cli_json_num(j, "precond_build_seconds", r->precond_build_seconds);
     cli_json_num(j, "solve_seconds", res->solve_seconds);
     cli_json_num(j, "seconds_per_iteration", per_iteration(r));
 }

@@ -21,10 +21,15 @@ typedef struct cli_report {
     const char *format_reason;    /* why auto picked it, or ""       */
     int threads;
     const kr_result *res;
-    int have_forward;     /* the exact solution is known (b = A*ones) */
-    double forward_inf;   /* ||x - 1||_inf                            */
-    double forward_rel2;  /* ||x - 1||_2 / ||1||_2                    */
-    double setup_seconds; /* matrix and preconditioner build          */
+    int have_forward;            /* the exact solution is known (b = A*ones) */
+    double forward_inf;          /* ||x - 1||_inf                            */
+    double forward_rel2;         /* ||x - 1||_2 / ||1||_2                    */
+    double setup_seconds;        /* matrix and preconditioner build          */
+    double matrix_build_seconds; /* the two parts of setup_seconds   */
+    double precond_build_seconds;
+    int32_t precond_blocks;   /* diagonal blocks (0: not a block
+                                 preconditioner; then not reported)  */
+    int32_t precond_singular; /* of them singular, replaced           */
 } cli_report;
 
 /* ||x - 1||_inf and ||x - 1||_2 / ||1||_2, for b = A*ones. */

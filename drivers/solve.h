@@ -30,7 +30,9 @@ typedef struct solve_run {
     double *b, *x; /* host; x holds x0 until the solve, then the solution */
     kr_matrix *M;
     kr_precond *P;
-    double setup_seconds;
+    double setup_seconds;   /* matrix_seconds + precond_seconds        */
+    double matrix_seconds;  /* kr_matrix_create in the --format        */
+    double precond_seconds; /* kr_precond_create_opts                  */
     kr_result res;
 } solve_run;
 

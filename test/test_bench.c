@@ -4,6 +4,7 @@
  * numbers that agree with their definitions (GFLOP/s = 2 nnz / median, the
  * byte models), csr over itself = 1, usage errors, and that bench solve
  * takes as many iterations as krylov solve with the same options. */
+#include "testjson.h"
 #include "testutil.h"
 
 #include <dirent.h>
@@ -26,102 +27,10 @@ static run_out krylov(const char *dir, const char *fmt, ...)
     return r;
 }
 
-/* ------------------------------------------------ a small JSON reader */
-
-static const char *skip_ws(const char *p)
-{
-    while (*p == ' ' || *p == '\n' || *p == '\t' || *p == '\r')
-        p++;
-    return p;
-}
-
-static const char *json_value(const char *p);
-
-static const char *json_string(const char *p)
-{
-    if (*p++ != '"') return NULL;
-    for (; *p && *p != '"'; p++)
-        if (*p == '\\' && !*++p) return NULL;
-    return *p == '"' ? p + 1 : NULL;
-}
-
-/* Members or elements up to `close`, each `value` or `"key": value`. */
-static const char *json_seq(const char *p, char close, int keyed)
-{
-    p = skip_ws(p + 1);
-    if (*p == close) return p + 1;
-    for (;;) {
-        if (keyed) {
-            p = json_string(skip_ws(p));
-            if (!p) return NULL;
-            p = skip_ws(p);
-            if (*p++ != ':') return NULL;
-        }
-        p = json_value(p);
-        if (!p) return NULL;
-        p = skip_ws(p);
-        if (*p == close) return p + 1;
-        if (*p++ != ',') return NULL;
-    }
-}
-
-/* Returns the end of the JSON value at p, or NULL if it is malformed. */
-static const char *json_value(const char *p)
-{
-    p = skip_ws(p);
-    if (*p == '{') return json_seq(p, '}', 1);
-    if (*p == '[') return json_seq(p, ']', 0);
-    if (*p == '"') return json_string(p);
-    for (const char *lit = "true\0false\0null\0"; *lit; lit += strlen(lit) + 1)
-        if (!strncmp(p, lit, strlen(lit))) return p + strlen(lit);
-    char *end;
-    strtod(p, &end);
-    return end > p ? end : NULL;
-}
-
-/* The text after "key": inside [obj, end), or NULL. */
-static const char *member(const char *obj, const char *end, const char *key)
-{
-    char pat[128];
-    snprintf(pat, sizeof pat, "\"%s\": ", key);
-    const char *p = strstr(obj, pat);
-    return p && p < end ? p + strlen(pat) : NULL;
-}
-
-static double num(const char *obj, const char *end, const char *key)
-{
-    const char *p = member(obj, end, key);
-    ck_assert_msg(p != NULL, "no key '%s' in %.*s", key, (int)(end - obj), obj);
-    if (!strncmp(p, "null", 4)) return NAN;
-    return strtod(p, NULL);
-}
-
-/* Copies the string value of key into buf. */
-static void str(const char *obj, const char *end, const char *key, char *buf,
-                size_t len)
-{
-    const char *p = member(obj, end, key);
-    ck_assert_msg(p && *p == '"', "no string '%s'", key);
-    const char *q = json_string(p);
-    snprintf(buf, len, "%.*s", (int)(q - p - 2), p + 1);
-}
-
-/* The objects of the top-level array "rows": starts and ends. */
 static int rows_of(const char *json, const char **start, const char **stop,
                    int max)
 {
-    ck_assert_msg(json_value(json) != NULL, "the JSON does not parse");
-    const char *p = strstr(json, "\"rows\": [");
-    ck_assert(p != NULL);
-    p += strlen("\"rows\": [");
-    int n = 0;
-    for (p = skip_ws(p); *p == '{' && n < max; p = skip_ws(p)) {
-        start[n] = p;
-        stop[n] = json_value(p);
-        p = skip_ws(stop[n++]);
-        if (*p == ',') p++;
-    }
-    return n;
+    return kt_json_objects(json, "rows", start, stop, max);
 }
 
 static int nformats(void)
@@ -143,23 +52,24 @@ static void check_ok_row(const char *o, const char *e, const char *format)
         "percent_of_copy", "build_s", "device_bytes", "padding_ratio",
         "speedup_vs_csr",  "nrows"};
     for (size_t i = 0; i < sizeof positive / sizeof *positive; i++) {
-        double v = num(o, e, positive[i]);
+        double v = kt_json_num(o, e, positive[i]);
         ck_assert_msg(isfinite(v) && v > 0, "%s: %s = %g", format, positive[i],
                       v);
     }
-    double nnz = num(o, e, "nnz"), med = num(o, e, "median_s");
-    double nr = num(o, e, "nrows"), nc = num(o, e, "ncols");
+    double nnz = kt_json_num(o, e, "nnz"), med = kt_json_num(o, e, "median_s");
+    double nr = kt_json_num(o, e, "nrows"), nc = kt_json_num(o, e, "ncols");
     double bytes = 12 * nnz + 4 * (nr + 1) + 8 * nc + 8 * nr;
-    ck_assert_double_le(num(o, e, "min_s"), med);
-    ck_assert_double_eq_tol(num(o, e, "gflops"), 2 * nnz / med * 1e-9,
-                            1e-12 * num(o, e, "gflops"));
-    ck_assert_double_eq(num(o, e, "min_bytes"), bytes);
-    ck_assert_double_eq_tol(num(o, e, "gbytes_per_s"), bytes / med * 1e-9,
-                            1e-12 * bytes / med * 1e-9);
-    ck_assert_double_le(num(o, e, "max_rel_diff_from_reference"), 1e-12);
+    ck_assert_double_le(kt_json_num(o, e, "min_s"), med);
+    ck_assert_double_eq_tol(kt_json_num(o, e, "gflops"), 2 * nnz / med * 1e-9,
+                            1e-12 * kt_json_num(o, e, "gflops"));
+    ck_assert_double_eq(kt_json_num(o, e, "min_bytes"), bytes);
+    ck_assert_double_eq_tol(kt_json_num(o, e, "gbytes_per_s"),
+                            bytes / med * 1e-9, 1e-12 * bytes / med * 1e-9);
+    ck_assert_double_le(kt_json_num(o, e, "max_rel_diff_from_reference"),
+                        1e-12);
     if (!strcmp(format, "csr")) {
-        ck_assert_double_eq(num(o, e, "speedup_vs_csr"), 1.0);
-        ck_assert_double_eq(num(o, e, "padding_ratio"), 1.0);
+        ck_assert_double_eq(kt_json_num(o, e, "speedup_vs_csr"), 1.0);
+        ck_assert_double_eq(kt_json_num(o, e, "padding_ratio"), 1.0);
     }
 }
 
@@ -201,16 +111,16 @@ START_TEST(spmv_one_row_per_format_and_matrix)
                           "settings",         "rows",       "summary",
                           "copy_bytes_per_s", "bytes_model"};
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
-        ck_assert_msg(member(json, json + strlen(json), keys[i]), "no %s",
-                      keys[i]);
+        ck_assert_msg(kt_json_member(json, json + strlen(json), keys[i]),
+                      "no %s", keys[i]);
     const char *o[64], *e[64];
     int n = rows_of(json, o, e, 64);
     ck_assert_int_eq(n, 2 * nformats());
     for (int i = 0; i < n; i++) {
-        str(o[i], e[i], "format", format, sizeof format);
-        str(o[i], e[i], "matrix", matrix, sizeof matrix);
-        str(o[i], e[i], "status", status, sizeof status);
-        str(o[i], e[i], "note", note, sizeof note);
+        kt_json_str(o[i], e[i], "format", format, sizeof format);
+        kt_json_str(o[i], e[i], "matrix", matrix, sizeof matrix);
+        kt_json_str(o[i], e[i], "status", status, sizeof status);
+        kt_json_str(o[i], e[i], "note", note, sizeof note);
         ck_assert_str_eq(format, kr_format_names()[i % nformats()]);
         check_md_line(md, matrix, format);
         if (!strcmp(status, "ok"))
@@ -242,10 +152,10 @@ START_TEST(spmv_small_marked_and_summarised)
     const char *s = strstr(json, "\"summary\": [");
     ck_assert(s != NULL);
     const char *end = json + strlen(json);
-    ck_assert_double_eq(num(s, end, "geomean_speedup_small"), 1.0);
-    ck_assert_int_eq((int)num(s, end, "matrices_small"), 1);
-    ck_assert_int_eq((int)num(s, end, "matrices_large"), 0);
-    ck_assert(isnan(num(s, end, "geomean_speedup_large")));
+    ck_assert_double_eq(kt_json_num(s, end, "geomean_speedup_small"), 1.0);
+    ck_assert_int_eq((int)kt_json_num(s, end, "matrices_small"), 1);
+    ck_assert_int_eq((int)kt_json_num(s, end, "matrices_large"), 0);
+    ck_assert(isnan(kt_json_num(s, end, "geomean_speedup_large")));
     ck_assert_ptr_nonnull(strstr(r.out, "| small |"));
     free(json);
     kt_output_free(&r);
@@ -261,14 +171,15 @@ static int best_per_matrix(const char *json, double *best, double *auto_sp)
     int n = rows_of(json, o, e, 64), m = -1;
     char matrix[64], last[64] = "", format[64], chosen[64], why[512];
     for (int i = 0; i < n; i++) {
-        str(o[i], e[i], "matrix", matrix, sizeof matrix);
-        str(o[i], e[i], "format", format, sizeof format);
+        kt_json_str(o[i], e[i], "matrix", matrix, sizeof matrix);
+        kt_json_str(o[i], e[i], "format", format, sizeof format);
         if (strcmp(matrix, last)) m++, best[m] = NAN;
         snprintf(last, sizeof last, "%s", matrix);
-        if (!member(o[i], e[i], "speedup_vs_csr")) continue; /* refused */
-        double sp = num(o[i], e[i], "speedup_vs_csr");
-        str(o[i], e[i], "format_chosen", chosen, sizeof chosen);
-        str(o[i], e[i], "format_reason", why, sizeof why);
+        if (!kt_json_member(o[i], e[i], "speedup_vs_csr"))
+            continue; /* refused */
+        double sp = kt_json_num(o[i], e[i], "speedup_vs_csr");
+        kt_json_str(o[i], e[i], "format_chosen", chosen, sizeof chosen);
+        kt_json_str(o[i], e[i], "format_reason", why, sizeof why);
         if (!strcmp(format, "auto")) {
             auto_sp[m] = sp;
             ck_assert_str_eq(chosen, "csr"); /* on the CPU */
@@ -285,9 +196,9 @@ static int best_per_matrix(const char *json, double *best, double *auto_sp)
 /* The end of the object or array that follows "key": in json. */
 static const char *section(const char *json, const char *key, const char **end)
 {
-    const char *p = member(json, json + strlen(json), key);
+    const char *p = kt_json_member(json, json + strlen(json), key);
     ck_assert_msg(p != NULL, "no %s", key);
-    *end = json_value(p);
+    *end = kt_json_value(p);
     ck_assert(*end != NULL);
     return p;
 }
@@ -307,8 +218,8 @@ START_TEST(spmv_auto_against_the_best)
     double best[2], auto_sp[2];
     ck_assert_int_eq(best_per_matrix(json, best, auto_sp), 2);
     const char *end, *b = section(json, "best_krylov_format", &end);
-    ck_assert_int_eq((int)num(b, end, "matrices_large"), 2);
-    ck_assert_double_eq_tol(num(b, end, "geomean_speedup_large"),
+    ck_assert_int_eq((int)kt_json_num(b, end, "matrices_large"), 2);
+    ck_assert_double_eq_tol(kt_json_num(b, end, "geomean_speedup_large"),
                             sqrt(best[0] * best[1]), 1e-12);
     const char *a = section(json, "automatic", &end);
     ck_assert_ptr_nonnull(strstr(a, "\"format\": \"auto\""));
@@ -316,8 +227,9 @@ START_TEST(spmv_auto_against_the_best)
     int within = 0;
     for (int m = 0; m < 2; m++) /* the best counts csr too: speedup 1 */
         within += auto_sp[m] * 1.1 >= fmax(best[m], 1.0);
-    ck_assert_int_eq((int)num(a, end, "within_10pct_of_best_large"), within);
-    ck_assert_int_eq((int)num(a, end, "matrices_large"), 2);
+    ck_assert_int_eq((int)kt_json_num(a, end, "within_10pct_of_best_large"),
+                     within);
+    ck_assert_int_eq((int)kt_json_num(a, end, "matrices_large"), 2);
     ck_assert_ptr_nonnull(strstr(r.out, "## Automatic choice against the best "
                                         "format per matrix"));
     ck_assert_ptr_nonnull(strstr(r.out, "| auto: within 10% of the best | "));
@@ -392,7 +304,7 @@ static void solve_matches(const char *d, const char *opts)
     run_out r = krylov(d, "solve --gen poisson2d:30 %s --json", opts);
     ck_assert_msg(r.rc <= 1, "krylov solve %s: exit %d", opts, r.rc);
     const char *end = r.out + strlen(r.out);
-    int its = (int)num(r.out, end, "iterations");
+    int its = (int)kt_json_num(r.out, end, "iterations");
     kt_output_free(&r);
     r = krylov(d, "bench solve --gen poisson2d:30 %s " FAST " --json %s/s.json",
                opts, d);
@@ -402,7 +314,7 @@ static void solve_matches(const char *d, const char *opts)
     char *json = kt_slurp(path);
     const char *o[2], *e[2];
     ck_assert_int_eq(rows_of(json, o, e, 2), 1);
-    ck_assert_int_eq((int)num(o[0], e[0], "iterations"), its);
+    ck_assert_int_eq((int)kt_json_num(o[0], e[0], "iterations"), its);
     const char *keys[] = {"setup_s",
                           "solve_s",
                           "seconds_per_iteration",
@@ -410,13 +322,13 @@ static void solve_matches(const char *d, const char *opts)
                           "floor_seconds_per_iteration",
                           "measured_over_floor"};
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
-        double v = num(o[0], e[0], keys[i]);
+        double v = kt_json_num(o[0], e[0], keys[i]);
         ck_assert_msg(isfinite(v) && v > 0, "%s: %s = %g", opts, keys[i], v);
     }
-    double ratio = num(o[0], e[0], "seconds_per_iteration") /
-                   num(o[0], e[0], "floor_seconds_per_iteration");
-    ck_assert_double_eq_tol(num(o[0], e[0], "measured_over_floor"), ratio,
-                            1e-12 * ratio);
+    double ratio = kt_json_num(o[0], e[0], "seconds_per_iteration") /
+                   kt_json_num(o[0], e[0], "floor_seconds_per_iteration");
+    ck_assert_double_eq_tol(kt_json_num(o[0], e[0], "measured_over_floor"),
+                            ratio, 1e-12 * ratio);
     free(json);
     kt_output_free(&r);
 }
@@ -444,18 +356,21 @@ START_TEST(solve_cg_bytes_follow_the_model)
     char *json = kt_slurp(path);
     const char *o[2], *e[2], *end = json + strlen(json);
     ck_assert_int_eq(rows_of(json, o, e, 2), 1);
-    double n = num(o[0], e[0], "n"), nnz = num(o[0], e[0], "nnz");
+    double n = kt_json_num(o[0], e[0], "n"),
+           nnz = kt_json_num(o[0], e[0], "nnz");
     double spmv = 12 * nnz + 4 * (n + 1) + 16 * n;
     /* cg + jacobi: 13 vector passes (Jacobi fused into the update), one
      * SpMV */
-    ck_assert_double_eq(num(o[0], e[0], "bytes_per_iteration"),
+    ck_assert_double_eq(kt_json_num(o[0], e[0], "bytes_per_iteration"),
                         spmv + 8 * n * 13);
-    double floor = num(o[0], e[0], "bytes_per_iteration") /
-                   num(json, end, "copy_bytes_per_s");
-    ck_assert_double_eq_tol(num(o[0], e[0], "floor_seconds_per_iteration"),
-                            floor, 1e-12 * floor);
-    double t = num(o[0], e[0], "setup_s") + num(o[0], e[0], "solve_s");
-    ck_assert_double_eq_tol(num(o[0], e[0], "time_to_solution_s"), t,
+    double floor = kt_json_num(o[0], e[0], "bytes_per_iteration") /
+                   kt_json_num(json, end, "copy_bytes_per_s");
+    ck_assert_double_eq_tol(
+        kt_json_num(o[0], e[0], "floor_seconds_per_iteration"), floor,
+        1e-12 * floor);
+    double t =
+        kt_json_num(o[0], e[0], "setup_s") + kt_json_num(o[0], e[0], "solve_s");
+    ck_assert_double_eq_tol(kt_json_num(o[0], e[0], "time_to_solution_s"), t,
                             1e-12 * t);
     free(json);
     kt_output_free(&r);

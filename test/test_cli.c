@@ -200,6 +200,8 @@ START_TEST(json_matches_text)
                                        "true_relative_residual",
                                        "forward_error_inf",
                                        "setup_seconds",
+                                       "matrix_build_seconds",
+                                       "precond_build_seconds",
                                        "solve_seconds",
                                        NULL};
     for (int i = 0; keys[i]; i++)
@@ -210,6 +212,29 @@ START_TEST(json_matches_text)
     ck_assert(strstr(j.out, "\"method\": \"bicgstab\""));
     ck_assert(strstr(j.err, "||r||/||b||")); /* the monitor moved to stderr */
     kt_output_free(&t);
+    kt_output_free(&j);
+}
+END_TEST
+
+/* The setup time splits into the matrix build and the preconditioner
+ * build; block preconditioners report their blocks, others do not. */
+START_TEST(json_setup_parts_and_blocks)
+{
+    const char *dir = scratch_dir();
+    run_out j = krylov(dir, "solve --gen elasticity3d:4 --precond bjacobi "
+                            "--device cpu --json");
+    ck_assert_int_eq(j.rc, 0);
+    double setup = json_num(j.out, "setup_seconds");
+    double parts = json_num(j.out, "matrix_build_seconds") +
+                   json_num(j.out, "precond_build_seconds");
+    ck_assert_double_eq_tol(setup, parts, 1e-12 + 1e-9 * setup);
+    double nb = json_num(j.out, "precond_blocks"); /* n = 192, blocks <= 32 */
+    ck_assert(nb >= 6 && nb <= 192);
+    ck_assert_double_eq(json_num(j.out, "precond_singular_blocks"), 0.0);
+    kt_output_free(&j);
+    j = krylov(dir, "solve --gen elasticity3d:4 --precond jacobi --json");
+    ck_assert_int_eq(j.rc, 0);
+    ck_assert_ptr_null(strstr(j.out, "precond_blocks"));
     kt_output_free(&j);
 }
 END_TEST
@@ -574,6 +599,7 @@ int main(void)
     tcase_add_test(tc, help_solve_tells_everything);
     tcase_add_test(tc, solve_converges);
     tcase_add_test(tc, json_matches_text);
+    tcase_add_test(tc, json_setup_parts_and_blocks);
     tcase_add_test(tc, output_file_has_reported_residual);
     tcase_add_test(tc, history_has_every_iteration);
     tcase_add_test(tc, maxit_not_converged);

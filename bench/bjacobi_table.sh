@@ -1,0 +1,198 @@
+#!/bin/sh
+# Block-Jacobi against Jacobi on real matrices: for every .mtx in
+# $KRYLOV_MATRICES (default ../shared/matrices), `krylov solve` with IDR(4),
+# GMRES(30) and BiCGSTAB, each with --precond jacobi and --precond bjacobi,
+# rtol 1e-9, maxit 50000, b = A*ones, x0 = 0, --json. Writes a Markdown
+# table and summary counts to $RESULTS/bjacobi-vs-jacobi-DEVICE-DATE.md and
+# prints it.
+#
+# Usage: sh bench/bjacobi_table.sh BUILD [DEVICE]
+#   BUILD    the build folder holding krylov (e.g. build)
+#   DEVICE   cuda, cpu or auto (default auto); the file is named after the
+#            device the solves ran on (cuda or cpu)
+# Environment:
+#   KRYLOV_MATRICES  the folder of .mtx files (default ../shared/matrices)
+#   TIMEOUT          seconds one solve may take (default 60); a solve cut
+#                    off is recorded as "timeout"
+#   RESULTS          output folder (default bench/results)
+#   THREADS          CPU threads (default 0: the OpenMP default)
+#   JOBS             matrices solved at once (default 1); more finish
+#                    sooner but share the device, so their times mean
+#                    little: use it for the success counts only
+#
+# Success = converged, true relative residual <= 1e-9, within 50,000
+# iterations. Jacobi refuses a matrix with a zero diagonal entry: recorded
+# as "refused: zero diagonal". Singular diagonal blocks get scalar Jacobi
+# (bjacobi's default); their count is in the table.
+set -u
+build=${1:?usage: sh bench/bjacobi_table.sh BUILD [DEVICE]}
+device=${2:-auto}
+krylov="$build/krylov"
+dir=${KRYLOV_MATRICES:-../shared/matrices}
+timeout_s=${TIMEOUT:-60}
+results=${RESULTS:-bench/results}
+threads=${THREADS:-0}
+jobs=${JOBS:-1}
+rtol=1e-9
+maxit=50000
+
+[ -x "$krylov" ] || { echo "no $krylov (build first)" >&2; exit 2; }
+[ -d "$dir" ] || { echo "no folder $dir (set KRYLOV_MATRICES)" >&2; exit 2; }
+to=""
+command -v timeout >/dev/null 2>&1 && to="timeout $timeout_s"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+start=$(date +%s)
+
+# The value of "KEY" in the JSON of the last solve (one key per line).
+field() {
+    printf '%s\n' "$json" | sed -n "s/^  \"$1\": //p" | sed 's/,$//; s/^"//; s/"$//'
+}
+
+# Seconds with 4 significant digits, "-" when absent.
+secs() { awk -v v="$1" 'BEGIN { if (v == "" || v == "-") print "-"; else printf "%.4g", v }'; }
+
+# Why a solve that printed no report failed, from its stderr.
+failure() {
+    if grep -Eq 'zero diagonal|diagonal entry .* zero' "$err"; then
+        echo "refused: zero diagonal"
+    else
+        echo "error: $(head -n 1 "$err" | sed 's/^krylov: error: //; s/|/\\|/g' | cut -c1-100)"
+    fi
+}
+
+# One solve; sets its, pset (precond build s), solve, ok, note, blocks, singular.
+run_solve() { # matrix method precond
+    case $2 in
+    idr) mopt="--s 4" ;;
+    gmres) mopt="--restart 30" ;;
+    *) mopt="" ;;
+    esac
+    # shellcheck disable=SC2086 # $to and $mopt are lists of words
+    json=$($to "$krylov" solve "$1" --method "$2" $mopt --precond "$3" \
+        --rtol $rtol --maxit $maxit --device "$device" --threads "$threads" \
+        --json 2>"$err")
+    rc=$?
+    its=- pset=- solve=- ok=no note="" blocks="" singular=""
+    if [ -n "$to" ] && [ "$rc" -eq 124 ]; then
+        note="timeout (${timeout_s} s)"
+        return
+    fi
+    if [ "$rc" -gt 1 ] || [ -z "$json" ]; then
+        note=$(failure)
+        return
+    fi
+    [ -s "$tmp/device" ] || field device >"$tmp/device"
+    its=$(field iterations)
+    pset=$(field precond_build_seconds)
+    solve=$(field solve_seconds)
+    blocks=$(field precond_blocks)
+    singular=$(field precond_singular_blocks)
+    ok=$(awk -v c="$(field converged)" -v r="$(field true_relative_residual)" \
+        -v i="$its" -v t=$rtol -v m=$maxit \
+        'BEGIN { print (c == "true" && r != "null" && r + 0 <= t + 0 && i + 0 <= m) ? "yes" : "no" }')
+    if [ "$ok" = no ] && [ "$(field converged)" = true ]; then
+        note="converged, but true rel. residual $(field true_relative_residual)"
+    elif [ "$ok" = no ]; then
+        note=$(field reason)
+    fi
+}
+
+row() { # matrix-path method
+    name=$(basename "$1")
+    run_solve "$1" "$2" jacobi
+    j_its=$its j_ok=$ok j_note=$note
+    j_time=$(awk -v a="$pset" -v b="$solve" 'BEGIN { if (b == "-") print "-"; else print a + b }')
+    run_solve "$1" "$2" bjacobi
+    share=$(awk -v a="$pset" -v b="$solve" 'BEGIN { if (b == "-") print "-"; else printf "%.1f%%", 100 * a / (a + b) }')
+    speedup=$(awk -v j="$j_time" -v a="$pset" -v b="$solve" -v jo="$j_ok" -v bo="$ok" \
+        'BEGIN { if (jo == "yes" && bo == "yes") printf "%.2f", j / (a + b); else print "-" }')
+    bl="-"
+    [ -n "$blocks" ] && bl="$blocks ($singular)"
+    n=$(sed -n '/^[^%]/{p;q}' "$1" | awk '{print $1}')
+    notes=""
+    [ -n "$j_note" ] && notes="jacobi: $j_note"
+    [ -n "$note" ] && notes="${notes:+$notes; }bjacobi: $note"
+    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' \
+        "$name" "$n" "$2" "$j_its" "$(secs "$j_time")" "$j_ok" "$its" \
+        "$(secs "$pset")" "$(secs "$solve")" "$ok" "$share" "$speedup" "$bl" \
+        "$notes" >>"$tmp/body.$idx"
+    echo "$name $2 $j_ok $ok" >>"$tmp/counts.$idx"
+}
+
+# The three methods on matrix number $1 (zero-padded, so the parts sort in
+# order), path $2; its own stderr file, so jobs may run at once.
+matrix_rows() {
+    idx=$1 err="$tmp/err.$1"
+    for meth in idr gmres bicgstab; do
+        echo "[$1/$total] $(basename "$2") $meth" >&2
+        row "$2" "$meth"
+    done
+}
+
+# Per method and overall: solves by each preconditioner, both, either only.
+summary() {
+    awk '
+    { m[$2] = 1; t[$2]++; j[$2] += $3 == "yes"; b[$2] += $4 == "yes";
+      both[$2] += $3 == "yes" && $4 == "yes";
+      jm[$1] = jm[$1] || $3 == "yes"; bm[$1] = bm[$1] || $4 == "yes"; mats[$1] = 1 }
+    END {
+      print "| method | matrices | jacobi solves | bjacobi solves | both | jacobi only | bjacobi only | neither |"
+      print "|---|---|---|---|---|---|---|---|"
+      split("idr gmres bicgstab", order, " ")
+      for (k = 1; k <= 3; k++) {
+        x = order[k]; if (!(x in m)) continue
+        printf "| %s | %d | %d | %d | %d | %d | %d | %d |\n", x, t[x], j[x], b[x], both[x],
+               j[x] - both[x], b[x] - both[x], t[x] - j[x] - b[x] + both[x]
+        T += t[x]; J += j[x]; B += b[x]; BO += both[x]
+      }
+      printf "| all (matrix, method) pairs | %d | %d | %d | %d | %d | %d | %d |\n", T, J, B, BO,
+             J - BO, B - BO, T - J - B + BO
+      for (x in mats) { M++; JM += jm[x]; BM += bm[x] }
+      printf "\nMatrices solved by at least one method: jacobi %d, bjacobi %d, of %d.\n", JM, BM, M
+    }' "$tmp/counts"
+}
+
+set -- "$dir"/*.mtx
+total=$#
+i=0
+running=0
+for m in "$@"; do
+    [ -f "$m" ] || continue
+    i=$((i + 1))
+    if [ "$jobs" -le 1 ]; then
+        matrix_rows "$(printf '%04d' $i)" "$m"
+        continue
+    fi
+    matrix_rows "$(printf '%04d' $i)" "$m" &
+    running=$((running + 1))
+    [ "$running" -lt "$jobs" ] || { wait; running=0; }
+done
+wait
+cat "$tmp"/counts.* >"$tmp/counts" 2>/dev/null
+cat "$tmp"/body.* >"$tmp/body" 2>/dev/null
+[ -s "$tmp/counts" ] || { echo "no .mtx files in $dir" >&2; exit 2; }
+dev_name=$(cat "$tmp/device" 2>/dev/null)
+
+case $device:$dev_name in
+cpu:* | auto:cpu*) kind=cpu ;;
+*) kind=cuda ;;
+esac
+date=$(date -u +%Y-%m-%d)
+took=$(($(date +%s) - start))
+mkdir -p "$results"
+out="$results/bjacobi-vs-jacobi-$kind-$date.md"
+{
+    echo "## Block-Jacobi vs Jacobi: ${dev_name:-$device}, $date"
+    echo
+    echo "\`krylov solve\` ($("$krylov" --version 2>/dev/null | head -n 1)) on every matrix of $dir; b = A*ones, x0 = 0, rtol $rtol, maxit $maxit; IDR(4), GMRES(30), BiCGSTAB; bjacobi: supervariable blocks up to 32 rows, singular blocks replaced by scalar Jacobi (blocks column: count (singular)). Success (ok) = converged with true relative residual <= $rtol within $maxit iterations. Times in seconds: jacobi time = its preconditioner build + solve; bjacobi setup = its preconditioner build (precond_build_seconds, the matrix build excluded for both); share = setup / (setup + solve); speedup = jacobi time / bjacobi (setup + solve), where both succeed. Solves cut off after $timeout_s s are 'timeout'. The run took $took s with JOBS = $jobs (matrices solved at once)$([ "$jobs" -gt 1 ] && echo ': the times are distorted by the sharing')."
+    echo
+    echo "| matrix | n | method | jacobi its | jacobi time | jacobi ok | bjacobi its | bjacobi setup | bjacobi solve | bjacobi ok | setup share | speedup | blocks | note |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    cat "$tmp/body"
+    echo
+    summary
+} >"$tmp/table.md"
+mv "$tmp/table.md" "$out.tmp" && mv "$out.tmp" "$out"
+cat "$out"
+echo "wrote $out (took $took s)" >&2
