@@ -40,47 +40,68 @@ static void bj_free(kr_ctx *ctx, bj_impl *m)
     free(m);
 }
 
-/* A's arrays in backend memory: uploaded on the GPU, borrowed on the CPU. */
-static kr_status csr_on_backend(kr_ctx *ctx, const kr_csr *A, kr_gje_csr *D)
+/* Backend memory the setup needs only while it runs: A's arrays (the
+ * caller's own on the CPU) and a scratch area for the pattern flags and
+ * then the singular flags; on the GPU one allocation, since a setup's
+ * fixed cost there is mostly allocations and transfers. */
+typedef struct bj_setup_mem {
+    kr_gje_csr A;
+    void *scratch; /* 4 (n + 1) bytes: flags (n), then info (nb <= n) */
+    void *dev;     /* the allocation on the GPU, NULL on the CPU       */
+    unsigned char *host_scratch;
+} bj_setup_mem;
+
+static kr_status setup_mem(kr_ctx *ctx, const kr_csr *A, bj_setup_mem *w)
 {
-    *D = (kr_gje_csr){A->nrows, A->nnz, A->rowptr, A->colind, A->val};
-    if (ctx->device != KR_DEVICE_CUDA) return KR_OK;
-    D->rowptr = D->colind = NULL;
-    D->val = NULL;
+    memset(w, 0, sizeof *w);
+    w->A = (kr_gje_csr){A->nrows, A->nnz, A->rowptr, A->colind, A->val};
     size_t n1 = (size_t)A->nrows + 1, nnz = (size_t)A->nnz;
-    KR_TRY(kr_dev_upload_new(ctx, A->rowptr, n1 * 4, (void **)&D->rowptr));
-    KR_TRY(kr_dev_upload_new(ctx, A->colind, nnz * 4, (void **)&D->colind));
-    KR_TRY(kr_dev_upload_new(ctx, A->val, nnz * 8, (void **)&D->val));
+    size_t scratch = 4 * n1;
+    if (ctx->device != KR_DEVICE_CUDA) {
+        w->host_scratch = malloc(scratch);
+        w->scratch = w->host_scratch;
+        return w->scratch ? KR_OK
+                          : kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
+    }
+    /* val first (8-byte aligned), then rowptr, colind, scratch */
+    size_t off_rp = nnz * 8, off_ci = off_rp + n1 * 4;
+    size_t off_s = (off_ci + nnz * 4 + 7) / 8 * 8;
+    KR_TRY(ctx->ops->alloc(ctx, &w->dev, off_s + scratch));
+    char *base = w->dev;
+    w->A.val = (const double *)base;
+    w->A.rowptr = (const int32_t *)(base + off_rp);
+    w->A.colind = (const int32_t *)(base + off_ci);
+    w->scratch = base + off_s;
+    KR_TRY(ctx->ops->upload(ctx, base, A->val, nnz * 8));
+    KR_TRY(ctx->ops->upload(ctx, base + off_rp, A->rowptr, n1 * 4));
+    KR_TRY(ctx->ops->upload(ctx, base + off_ci, A->colind, nnz * 4));
     return KR_OK;
 }
 
-static void csr_release(kr_ctx *ctx, const kr_csr *A, kr_gje_csr *D)
+static void setup_mem_free(kr_ctx *ctx, bj_setup_mem *w)
 {
-    if (D->rowptr == A->rowptr) return; /* borrowed */
-    kr_dev_free(ctx, (void *)D->rowptr);
-    kr_dev_free(ctx, (void *)D->colind);
-    kr_dev_free(ctx, (void *)D->val);
+    if (w->dev) ctx->ops->release(ctx, w->dev);
+    free(w->host_scratch);
 }
 
 /* Supervariable blocking: pattern flags on the backend, cut and merged on
  * the host. */
 static kr_status supervariables(kr_ctx *ctx, const bj_impl *m,
-                                const kr_gje_csr *D, int32_t max, int32_t *nb,
+                                const bj_setup_mem *w, int32_t max, int32_t *nb,
                                 int32_t **starts)
 {
-    unsigned char *d_flags = NULL, *flags = malloc((size_t)m->n + 1);
+    unsigned char *flags = malloc((size_t)m->n + 1);
     if (!flags) return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
-    kr_status st = ctx->ops->alloc(ctx, (void **)&d_flags, (size_t)m->n + 1);
-    if (st == KR_OK) st = m->ops->pattern_flags(ctx, D, d_flags);
-    if (st == KR_OK) st = ctx->ops->download(ctx, flags, d_flags, (size_t)m->n);
+    kr_status st = m->ops->pattern_flags(ctx, &w->A, w->scratch);
+    if (st == KR_OK)
+        st = ctx->ops->download(ctx, flags, w->scratch, (size_t)m->n);
     if (st == KR_OK)
         st = kr_blocking_from_flags(ctx, m->n, flags, max, nb, starts);
-    ctx->ops->release(ctx, d_flags);
     free(flags);
     return st;
 }
 
-static kr_status partition(kr_ctx *ctx, const kr_csr *A, const kr_gje_csr *D,
+static kr_status partition(kr_ctx *ctx, const kr_csr *A, const bj_setup_mem *w,
                            const kr_precond_options *o, bj_impl *m)
 {
     int32_t nb = 0, *starts = NULL;
@@ -91,7 +112,7 @@ static kr_status partition(kr_ctx *ctx, const kr_csr *A, const kr_gje_csr *D,
     else if (o->fixed)
         st = kr_blocking_fixed(ctx, A->nrows, o->block_size, &nb, &starts);
     else
-        st = supervariables(ctx, m, D, o->block_size, &nb, &starts);
+        st = supervariables(ctx, m, w, o->block_size, &nb, &starts);
     if (st == KR_OK) st = kr_gje_batch_create(ctx, nb, starts, &m->bb);
     free(starts);
     return st;
@@ -161,22 +182,19 @@ static kr_status apply_policy(kr_ctx *ctx, const kr_csr *A,
 
 /* Extraction and inversion in one pass, then the singular policy. */
 static kr_status invert_blocks(kr_ctx *ctx, const kr_csr *A,
-                               const kr_gje_csr *D, kr_singular_policy policy,
+                               const bj_setup_mem *w, kr_singular_policy policy,
                                bj_impl *m)
 {
     size_t nb = (size_t)m->bb.nb;
-    int32_t *d_info = NULL, *bad = malloc((nb + 1) * sizeof *bad);
+    int32_t *d_info = w->scratch, *bad = malloc((nb + 1) * sizeof *bad);
     if (!bad) return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
     kr_status st = ctx->ops->alloc(ctx, (void **)&m->inv,
                                    ((size_t)m->bb.total + 1) * sizeof(double));
     if (st == KR_OK)
-        st = ctx->ops->alloc(ctx, (void **)&d_info, (nb + 1) * sizeof *bad);
-    if (st == KR_OK)
-        st = m->ops->extract_invert(ctx, &m->bb, D, m->inv, d_info);
+        st = m->ops->extract_invert(ctx, &m->bb, &w->A, m->inv, d_info);
     if (st == KR_OK)
         st = ctx->ops->download(ctx, bad, d_info, nb * sizeof *bad);
     if (st == KR_OK) st = apply_policy(ctx, A, policy, m, bad);
-    ctx->ops->release(ctx, d_info);
     free(bad);
     return st;
 }
@@ -237,15 +255,15 @@ static kr_status check_build(kr_ctx *ctx, const kr_csr *A,
 static kr_status build_stages(kr_ctx *ctx, const kr_csr *A,
                               const kr_precond_options *o, bj_impl *m)
 {
-    kr_gje_csr D;
+    bj_setup_mem w;
     double t0 = kr_wtime();
-    kr_status st = csr_on_backend(ctx, A, &D);
+    kr_status st = setup_mem(ctx, A, &w);
     double t1 = kr_wtime();
-    if (st == KR_OK) st = partition(ctx, A, &D, o, m);
+    if (st == KR_OK) st = partition(ctx, A, &w, o, m);
     double t2 = kr_wtime();
-    if (st == KR_OK) st = invert_blocks(ctx, A, &D, o->singular, m);
+    if (st == KR_OK) st = invert_blocks(ctx, A, &w, o->singular, m);
     double t3 = kr_wtime();
-    csr_release(ctx, A, &D);
+    setup_mem_free(ctx, &w);
     m->times = (kr_bjacobi_times){t1 - t0, t2 - t1, t3 - t2, kr_wtime() - t0};
     return st;
 }

@@ -62,15 +62,23 @@ static kr_status fill_host(kr_ctx *ctx, kr_gje_batch *bb)
     return KR_OK;
 }
 
+/* offs, starts and order in one allocation and one copy: a setup's fixed
+ * cost on the GPU is mostly allocations and transfers, not bytes. */
 static kr_status upload_batch(kr_ctx *ctx, kr_gje_batch *bb)
 {
-    size_t nb = (size_t)bb->nb;
-    KR_TRY(kr_dev_upload_new(ctx, bb->h_starts, (nb + 1) * 4,
-                             (void **)&bb->starts));
-    KR_TRY(
-        kr_dev_upload_new(ctx, bb->h_offs, (nb + 1) * 8, (void **)&bb->offs));
-    KR_TRY(
-        kr_dev_upload_new(ctx, bb->h_order, (nb + 1) * 4, (void **)&bb->order));
+    size_t nb1 = (size_t)bb->nb + 1;
+    size_t bytes = nb1 * 8 + 2 * nb1 * 4;
+    char *h = malloc(bytes);
+    if (!h) return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
+    memcpy(h, bb->h_offs, nb1 * 8);
+    memcpy(h + nb1 * 8, bb->h_starts, nb1 * 4);
+    memcpy(h + nb1 * 12, bb->h_order, nb1 * 4);
+    kr_status st = kr_dev_upload_new(ctx, h, bytes, &bb->dev);
+    free(h);
+    if (st != KR_OK) return st;
+    bb->offs = (int64_t *)bb->dev;
+    bb->starts = (int32_t *)((char *)bb->dev + nb1 * 8);
+    bb->order = (int32_t *)((char *)bb->dev + nb1 * 12);
     return KR_OK;
 }
 
@@ -95,9 +103,7 @@ kr_status kr_gje_batch_create(kr_ctx *ctx, int32_t nb, const int32_t *starts,
 void kr_gje_batch_free(kr_ctx *ctx, kr_gje_batch *bb)
 {
     if (!bb) return;
-    kr_dev_free(ctx, bb->starts);
-    kr_dev_free(ctx, bb->offs);
-    kr_dev_free(ctx, bb->order);
+    kr_dev_free(ctx, bb->dev);
     free(bb->h_starts);
     free(bb->h_offs);
     free(bb->h_order);

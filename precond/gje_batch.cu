@@ -296,8 +296,10 @@ __global__ void __launch_bounds__(GJE_THREADS, GJE_MINB(P))
 }
 
 /* z_b = inv_b r_b: lane i keeps r_i in a register and sums
- * inv(i, j) * r_j over j, r_j broadcast by a shuffle from lane j; at step
- * j the lanes read column j of the inverse, consecutive addresses. */
+ * inv(i, j) * r_j over j, r_j broadcast by a shuffle from lane j; the
+ * lanes read column j of the inverse at consecutive addresses. Entries
+ * past k are 0 (r_j of an idle lane is 0 too), so the sum matches the
+ * CPU's in column order. */
 template <int P>
 __global__ void __launch_bounds__(GJE_THREADS)
     k_gje_apply(const int32_t *starts, const int64_t *offs, int32_t nb,
@@ -311,12 +313,17 @@ __global__ void __launch_bounds__(GJE_THREADS)
     const bool on = li < b.k;
     const double rv = on ? r[b.s + li] : 0.0;
     const double *col = inv + b.off + li;
+    /* every column's load issued before the sums: P loads in flight per
+     * lane rather than one */
+    double v[P];
+#pragma unroll
+    for (int j = 0; j < P; j++)
+        v[j] = on && j < b.k ? col[(int64_t)j * b.k] : 0.0;
     double acc = 0.0;
 #pragma unroll
     for (int j = 0; j < P; j++) {
         if (j >= kwarp) break;
-        const double rj = __shfl_sync(FULL, rv, j, P);
-        if (on && j < b.k) acc = fma(col[(int64_t)j * b.k], rj, acc);
+        acc = fma(v[j], __shfl_sync(FULL, rv, j, P), acc);
     }
     if (on) z[b.s + li] = acc;
 }

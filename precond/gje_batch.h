@@ -29,10 +29,11 @@ typedef struct kr_gje_batch {
     int32_t max_k; /* the largest block                                  */
     int64_t nrows; /* sum of k_b                                         */
     int64_t total; /* sum of k_b^2: entries of the whole batch           */
-    /* backend memory */
-    int32_t *starts; /* nb + 1: block b is rows starts[b]..starts[b+1]-1 */
+    /* backend memory, one allocation (dev) */
     int64_t *offs;   /* nb + 1: block b's entries begin at offs[b]      */
+    int32_t *starts; /* nb + 1: block b is rows starts[b]..starts[b+1]-1 */
     int32_t *order;  /* nb: block numbers grouped by size class          */
+    void *dev;
     /* host memory */
     int32_t *h_starts, *h_order;
     int64_t *h_offs;
