@@ -65,6 +65,9 @@ void kr_csr_cpu_inodes(const void *impl, int32_t *groups, int32_t *rows);
  * (used when the CPU supports AVX), -1 leaves it; returns 1 when the AVX
  * copy runs. For tests, which compare both copies; not thread-safe. */
 int kr_csr_cpu_use_avx(int on);
+/* Its software prefetch: -1 for matrices that do not fit in caches (the
+ * default), 0 never, 1 always. For tests; not thread-safe. */
+void kr_csr_cpu_prefetch(int mode);
 
 #ifdef __cplusplus
 }

@@ -207,18 +207,21 @@ static void check_csr_bitwise(kr_ctx *ctx, const kr_csr *A, uint64_t seed,
     free(ref);
 }
 
-/* Every thread count and both kernel copies (AVX where the CPU has it). */
+/* Every thread count and every kernel copy: with and without AVX (where
+ * the CPU has it) and software prefetch. */
 static void check_csr_bitwise_all(kr_ctx *ctx, const kr_csr *A, uint64_t seed,
                                   const char *what)
 {
-    for (int avx = 0; avx <= 1; avx++) {
-        kr_csr_cpu_use_avx(avx);
+    for (int copy = 0; copy < 4; copy++) {
+        kr_csr_cpu_use_avx(copy & 1);
+        kr_csr_cpu_prefetch(copy >> 1);
         for (int t = 1; t <= 3; t++) {
             kr_ctx_set_threads(ctx, t);
             check_csr_bitwise(ctx, A, seed + (uint64_t)t, what);
         }
     }
     kr_csr_cpu_use_avx(1);
+    kr_csr_cpu_prefetch(-1);
     kr_ctx_set_threads(ctx, 0);
 }
 
