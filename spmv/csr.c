@@ -27,7 +27,8 @@
  * (22 MB of CSR) from 2.3 and 4.8 ms to 1.75 and 3.6, while on matrices
  * that stay in cache it only costs instructions. The arrays extend
  * KR_PF_AHEAD bytes past their ends, so that every prefetched address is
- * inside them. */
+ * inside them; the values' extension is zero (the AVX kernel of a group of
+ * 3 rows loads 4 values a column, one past the group's last). */
 #define KR_PF_AHEAD 4096
 #define KR_PF_MIN_BYTES (8 << 20)
 
@@ -137,6 +138,7 @@ static kr_status csr_build(kr_ctx *ctx, const kr_csr *A, void **out)
     }
     memcpy(m->rowptr, A->rowptr, (n + 1) * sizeof *m->rowptr);
     memcpy(m->colind, A->colind, nnz * sizeof *m->colind);
+    memset(m->val + nnz, 0, KR_PF_AHEAD);
     find_blocks(m);
     interleave_groups(m, A->val);
     m->prefetch = nnz * 12 >= KR_PF_MIN_BYTES;
@@ -203,7 +205,9 @@ KR_INLINE void single_rows(int pf, int32_t lo, int32_t hi,
 
 /* One group of g rows (2..KR_INODE_MAX) over len columns c[], values w[]
  * column-major: lane u of the accumulators is row u's running sum. wide:
- * 4-lane vectors (the AVX copy); else 2-lane ones (SSE2, the baseline). */
+ * 4-lane vectors (the AVX copy; a group of 3 rows loads 4 values a column
+ * and drops the 4th lane); else 2-lane ones (SSE2, the baseline). pf:
+ * prefetch the values ahead. */
 #define B2(t) ((v2d){t, t})
 #define B4(t) ((v4d){t, t, t, t})
 #define Z2 ((v2d){0.0, 0.0})
@@ -238,6 +242,15 @@ KR_INLINE void group_rows(int wide, int pf, int g, int32_t len,
             a += wa * B2(x[c[j]]);
         }
         PUT2(a, 0);
+    } else if (wide && g == 3) { /* the 4th lane reads one value on */
+        v4d a = Z4, wa;
+        for (int32_t j = 0; j < len; j++) {
+            PFG(g);
+            LD4(wa, w + 3 * j);
+            a += wa * B4(x[c[j]]);
+        }
+        PUT2(a, 0);
+        put_row(alpha, a[2], beta, y + 2);
     } else if (g == 3) {
         v2d a = Z2, wa;
         double d = 0.0;
