@@ -1,7 +1,11 @@
 /* CSR on the CPU: the row loop every other format is checked against.
- * Each y[i] is one running sum in column order, as PETSc and the reference
- * loop add, so the result does not depend on the thread count or on how
- * rows are grouped, and iteration counts match PETSc's.
+ * Each y[i] is one running sum in column order, as the reference loop and
+ * PETSc's plain SeqAIJ loop add, so the result does not depend on the
+ * thread count or on how rows are grouped, and iteration counts match
+ * PETSc's. (PETSc's own I-node kernel adds the products of two columns
+ * before the running sum: on bcsstk16 its y differs from this one in 4553
+ * of 4884 rows, by up to 2.6e-11 relative; CG still takes the same 197
+ * iterations.)
  *
  * I-nodes: consecutive rows with the same column pattern (the rows of one
  * mesh node in finite-element matrices) form a group of up to KR_INODE_MAX
