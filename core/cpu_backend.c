@@ -35,6 +35,28 @@ static int nthreads(kr_ctx *ctx, int64_t work)
     int32_t lo = (int32_t)((int64_t)(n) * (t) / (T));                          \
     int32_t hi = (int32_t)((int64_t)(n) * ((t) + 1) / (T))
 
+/* Runs the statements (which see lo, hi, t and T) over [0, n): when the int
+ * `nt` in scope is 1, on the calling thread with lo = 0, hi = n and no
+ * parallel region (entering one costs about half a microsecond even when
+ * it runs one thread, a few percent of an iteration on small systems);
+ * else thread t of T takes KR_RANGE's share. */
+#define KR_RANGES(n, ...)                                                      \
+    do {                                                                       \
+        if (nt == 1) {                                                         \
+            const int t = 0, T = 1;                                            \
+            const int32_t lo = 0, hi = (n);                                    \
+            (void)t, (void)T, (void)lo, (void)hi;                              \
+            __VA_ARGS__;                                                       \
+        } else {                                                               \
+            _Pragma("omp parallel num_threads(nt)")                            \
+            {                                                                  \
+                int t = KR_TID(), T = KR_NT();                                 \
+                KR_RANGE(n, t, T, lo, hi);                                     \
+                __VA_ARGS__;                                                   \
+            }                                                                  \
+        }                                                                      \
+    } while (0)
+
 static kr_status cpu_alloc(kr_ctx *ctx, void **p, size_t bytes)
 {
     *p = malloc(bytes ? bytes : 1);
@@ -57,68 +79,99 @@ static kr_status cpu_copy(kr_ctx *ctx, void *dst, const void *src, size_t bytes)
     return KR_OK;
 }
 
+/* The element-wise kernels over [lo, hi), as SIMD loops (GCC's -O2 does
+ * not vectorise a loop of unknown length). An output may be one of the
+ * inputs (y = a*y): entry i depends on entries i only, so the lanes stay
+ * independent, and each entry is the same expression as one at a time. */
+static void fill_range(int32_t lo, int32_t hi, double a, double *x)
+{
+#pragma omp simd
+    for (int32_t i = lo; i < hi; i++)
+        x[i] = a;
+}
+
+static void axpby_range(int32_t lo, int32_t hi, double a, const double *x,
+                        double b, double *y)
+{
+    if (b == 0.0) {
+#pragma omp simd
+        for (int32_t i = lo; i < hi; i++)
+            y[i] = a * x[i];
+    } else {
+#pragma omp simd
+        for (int32_t i = lo; i < hi; i++)
+            y[i] = a * x[i] + b * y[i];
+    }
+}
+
+static void axpbypcz_range(int32_t lo, int32_t hi, double a, const double *x,
+                           double b, const double *y, double c, double *z)
+{
+    if (c == 0.0) {
+#pragma omp simd
+        for (int32_t i = lo; i < hi; i++)
+            z[i] = a * x[i] + b * y[i];
+    } else {
+#pragma omp simd
+        for (int32_t i = lo; i < hi; i++)
+            z[i] = a * x[i] + b * y[i] + c * z[i];
+    }
+}
+
+static void axpy2_range(int32_t lo, int32_t hi, double a, const double *p,
+                        double *x, double b, const double *q, double *r)
+{
+#pragma omp simd
+    for (int32_t i = lo; i < hi; i++) {
+        x[i] += a * p[i];
+        r[i] += b * q[i];
+    }
+}
+
+static void pmult_range(int32_t lo, int32_t hi, const double *d,
+                        const double *x, double *y)
+{
+#pragma omp simd
+    for (int32_t i = lo; i < hi; i++)
+        y[i] = d[i] * x[i];
+}
+
 static kr_status cpu_fill(kr_ctx *ctx, int32_t n, double a, double *x)
 {
-#pragma omp parallel for schedule(static)                                      \
-    num_threads(nthreads(ctx, n)) if (nthreads(ctx, n) > 1)
-    for (int32_t i = 0; i < n; i++)
-        x[i] = a;
+    int nt = nthreads(ctx, n);
+    KR_RANGES(n, fill_range(lo, hi, a, x));
     return KR_OK;
 }
 
 static kr_status cpu_axpby(kr_ctx *ctx, int32_t n, double a, const double *x,
                            double b, double *y)
 {
-    if (b == 0.0) {
-#pragma omp parallel for schedule(static)                                      \
-    num_threads(nthreads(ctx, n)) if (nthreads(ctx, n) > 1)
-        for (int32_t i = 0; i < n; i++)
-            y[i] = a * x[i];
-    } else {
-#pragma omp parallel for schedule(static)                                      \
-    num_threads(nthreads(ctx, n)) if (nthreads(ctx, n) > 1)
-        for (int32_t i = 0; i < n; i++)
-            y[i] = a * x[i] + b * y[i];
-    }
+    int nt = nthreads(ctx, n);
+    KR_RANGES(n, axpby_range(lo, hi, a, x, b, y));
     return KR_OK;
 }
 
 static kr_status cpu_axpbypcz(kr_ctx *ctx, int32_t n, double a, const double *x,
                               double b, const double *y, double c, double *z)
 {
-    if (c == 0.0) {
-#pragma omp parallel for schedule(static)                                      \
-    num_threads(nthreads(ctx, n)) if (nthreads(ctx, n) > 1)
-        for (int32_t i = 0; i < n; i++)
-            z[i] = a * x[i] + b * y[i];
-    } else {
-#pragma omp parallel for schedule(static)                                      \
-    num_threads(nthreads(ctx, n)) if (nthreads(ctx, n) > 1)
-        for (int32_t i = 0; i < n; i++)
-            z[i] = a * x[i] + b * y[i] + c * z[i];
-    }
+    int nt = nthreads(ctx, n);
+    KR_RANGES(n, axpbypcz_range(lo, hi, a, x, b, y, c, z));
     return KR_OK;
 }
 
 static kr_status cpu_axpy2(kr_ctx *ctx, int32_t n, double a, const double *p,
                            double *x, double b, const double *q, double *r)
 {
-#pragma omp parallel for schedule(static)                                      \
-    num_threads(nthreads(ctx, n)) if (nthreads(ctx, n) > 1)
-    for (int32_t i = 0; i < n; i++) {
-        x[i] += a * p[i];
-        r[i] += b * q[i];
-    }
+    int nt = nthreads(ctx, n);
+    KR_RANGES(n, axpy2_range(lo, hi, a, p, x, b, q, r));
     return KR_OK;
 }
 
 static kr_status cpu_pointwise_mult(kr_ctx *ctx, int32_t n, const double *d,
                                     const double *x, double *y)
 {
-#pragma omp parallel for schedule(static)                                      \
-    num_threads(nthreads(ctx, n)) if (nthreads(ctx, n) > 1)
-    for (int32_t i = 0; i < n; i++)
-        y[i] = d[i] * x[i];
+    int nt = nthreads(ctx, n);
+    KR_RANGES(n, pmult_range(lo, hi, d, x, y));
     return KR_OK;
 }
 
@@ -163,15 +216,11 @@ static kr_status cpu_dots(kr_ctx *ctx, int32_t n, int k, const double *const *x,
         return kr_fail(ctx, KR_ERR_ARG, "dots: k = %d outside 1..%d", k,
                        KR_MAX_DOTS);
     double part[KR_MAX_THREADS][KR_MAX_DOTS];
-    int used = 1;
-#pragma omp parallel num_threads(                                              \
-    nthreads(ctx, (int64_t)n *k)) if (nthreads(ctx, (int64_t)n * k) > 1)
-    {
-        int t = KR_TID(), T = KR_NT();
-        KR_RANGE(n, t, T, lo, hi);
+    int used = 1, nt = nthreads(ctx, (int64_t)n * k);
+    KR_RANGES(n, {
         dots_range(lo, hi, k, x, y, part[t]);
         if (t == 0) used = T;
-    }
+    });
     for (int j = 0; j < k; j++) {
         double s = 0.0;
         for (int t = 0; t < used; t++)
@@ -190,16 +239,12 @@ static kr_status cpu_gemv_t(kr_ctx *ctx, int32_t n, int k, const double *V,
         return cpu_gemv_t(ctx, n, k - MAXK, V + MAXK * ld, ld, w, h + MAXK);
     }
     double(*part)[MAXK] = (double(*)[MAXK])ctx->scratch;
-    int used = 1;
-#pragma omp parallel num_threads(                                              \
-    nthreads(ctx, (int64_t)n *k)) if (nthreads(ctx, (int64_t)n * k) > 1)
-    {
-        int t = KR_TID(), T = KR_NT();
-        KR_RANGE(n, t, T, lo, hi);
+    int used = 1, nt = nthreads(ctx, (int64_t)n * k);
+    KR_RANGES(n, {
         for (int j = 0; j < k; j++)
             part[t][j] = dot_range(lo, hi, V + j * ld, w);
         if (t == 0) used = T;
-    }
+    });
     for (int j = 0; j < k; j++) {
         double s = 0.0;
         for (int t = 0; t < used; t++)
@@ -209,18 +254,24 @@ static kr_status cpu_gemv_t(kr_ctx *ctx, int32_t n, int k, const double *V,
     return KR_OK;
 }
 
-static kr_status cpu_gemv_n(kr_ctx *ctx, int32_t n, int k, const double *V,
-                            int64_t ld, const double *h, double alpha,
-                            double *w)
+/* w[lo..hi) += alpha * V h, row by row */
+static void gemv_n_range(int32_t lo, int32_t hi, int k, const double *V,
+                         int64_t ld, const double *h, double alpha, double *w)
 {
-#pragma omp parallel for schedule(static) num_threads(                         \
-    nthreads(ctx, (int64_t)n *k)) if (nthreads(ctx, (int64_t)n * k) > 1)
-    for (int32_t i = 0; i < n; i++) {
+    for (int32_t i = lo; i < hi; i++) {
         double s = 0.0;
         for (int j = 0; j < k; j++)
             s += V[i + j * ld] * h[j];
         w[i] += alpha * s;
     }
+}
+
+static kr_status cpu_gemv_n(kr_ctx *ctx, int32_t n, int k, const double *V,
+                            int64_t ld, const double *h, double alpha,
+                            double *w)
+{
+    int nt = nthreads(ctx, (int64_t)n * k);
+    KR_RANGES(n, gemv_n_range(lo, hi, k, V, ld, h, alpha, w));
     return KR_OK;
 }
 
@@ -285,17 +336,14 @@ static kr_status cpu_xr_update(kr_ctx *ctx, int32_t n, double a,
                                double *out)
 {
     double part[KR_MAX_THREADS][2];
-    int used = 1;
-#pragma omp parallel num_threads(nthreads(ctx, n)) if (nthreads(ctx, n) > 1)
-    {
-        int t = KR_TID(), T = KR_NT();
-        KR_RANGE(n, t, T, lo, hi);
+    int used = 1, nt = nthreads(ctx, n);
+    KR_RANGES(n, {
         if (d)
             xr_update_range(lo, hi, a, p, q, x, r, d, z, part[t]);
         else
             xr_update_range_id(lo, hi, a, p, q, x, r, part[t]);
         if (t == 0) used = T;
-    }
+    });
     out[0] = out[1] = 0.0;
     for (int t = 0; t < used; t++)
         out[0] += part[t][0], out[1] += part[t][1];
@@ -353,17 +401,14 @@ static kr_status cpu_axpy_dots(kr_ctx *ctx, int32_t n, double a,
                                double *out)
 {
     double part[KR_MAX_THREADS][2];
-    int used = 1;
-#pragma omp parallel num_threads(nthreads(ctx, n)) if (nthreads(ctx, n) > 1)
-    {
-        int t = KR_TID(), T = KR_NT();
-        KR_RANGE(n, t, T, lo, hi);
+    int used = 1, nt = nthreads(ctx, n);
+    KR_RANGES(n, {
         if (w)
             axpy_dots_range(lo, hi, a, x, y, w, part[t]);
         else
             axpy_norm_range(lo, hi, a, x, y, part[t]);
         if (t == 0) used = T;
-    }
+    });
     double s0 = 0.0, s1 = 0.0;
     for (int t = 0; t < used; t++)
         s0 += part[t][0], s1 += part[t][1];
@@ -375,10 +420,11 @@ static kr_status cpu_axpy_dots(kr_ctx *ctx, int32_t n, double a,
 static kr_status cpu_fill_random(kr_ctx *ctx, int32_t n, uint64_t seed,
                                  double *x)
 {
-#pragma omp parallel for schedule(static)                                      \
-    num_threads(nthreads(ctx, n)) if (nthreads(ctx, n) > 1)
-    for (int32_t i = 0; i < n; i++)
-        x[i] = kr_hash_uniform(seed, i);
+    int nt = nthreads(ctx, n);
+    KR_RANGES(n, {
+        for (int32_t i = lo; i < hi; i++)
+            x[i] = kr_hash_uniform(seed, i);
+    });
     return KR_OK;
 }
 

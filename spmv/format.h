@@ -66,6 +66,22 @@ extern const kr_format_ops kr_auto_probe_ops;
 const kr_format_ops *kr_auto_cuda_ops(void);
 const kr_format_ops *kr_auto_probe_cuda_ops(void);
 
+/* The largest I-node group of the CPU CSR format (rows). */
+#define KR_INODE_MAX 6
+
+/* The CPU CSR format's I-node groups (consecutive rows with one column
+ * pattern, KR_INODE_MAX rows at most): how many, and the rows in them;
+ * impl is a kr_matrix's impl built by kr_csr_cpu_ops. */
+void kr_csr_cpu_inodes(const void *impl, int32_t *groups, int32_t *rows);
+
+/* The CPU CSR kernel's AVX copy: on = 0 turns it off, 1 allows it again
+ * (used when the CPU supports AVX), -1 leaves it; returns 1 when the AVX
+ * copy runs. For tests, which compare both copies; not thread-safe. */
+int kr_csr_cpu_use_avx(int on);
+/* Its software prefetch: -1 for matrices that do not fit in caches (the
+ * default), 0 never, 1 always. For tests; not thread-safe. */
+void kr_csr_cpu_prefetch(int mode);
+
 #ifdef __cplusplus
 }
 #endif

@@ -2,6 +2,7 @@
  * SpMV, Jacobi, the context and registry messages, and CG end to end. */
 #include "backend_check.h"
 #include "core/ctx.h"
+#include "spmv/format.h"
 #include "testutil.h"
 
 #include <dirent.h>
@@ -85,6 +86,203 @@ START_TEST(formats_real_matrices)
     kr_ctx *ctx = cpu();
     ck_assert_int_gt(kt_check_spmv_files(ctx, dir, 99, 1e-12), 0);
 
+    kr_ctx_destroy(ctx);
+}
+END_TEST
+
+/* The plain loop the CPU CSR kernel must match bit for bit: one running
+ * sum per row in column order, then alpha*s (+ beta*y). */
+static void plain_spmv(const kr_csr *A, double alpha, const double *x,
+                       double beta, double *y)
+{
+    for (int32_t i = 0; i < A->nrows; i++) {
+        double s = 0.0;
+        for (int32_t k = A->rowptr[i]; k < A->rowptr[i + 1]; k++)
+            s += A->val[k] * x[A->colind[k]];
+        y[i] = beta == 0.0 ? alpha * s : alpha * s + beta * y[i];
+    }
+}
+
+/* A sorted random pattern of len distinct columns in [0, m). */
+static void random_pattern(int32_t len, int32_t m, uint64_t *s, int32_t *cols)
+{
+    int32_t c = 0;
+    for (int32_t j = 0; j < len; j++) {
+        int32_t room = m - c - (len - j); /* columns left to skip */
+        c +=
+            room > 0 ? (int32_t)(kt_rand_u64(s) % (uint64_t)(room / 4 + 1)) : 0;
+        cols[j] = c++;
+    }
+}
+
+/* n x m rows in runs: I-node groups of 2..9 rows with one random pattern
+ * each (longer ones split at KR_INODE_MAX), single rows, and runs of empty
+ * rows; row lengths 0..maxlen. Counts the rows meant to be grouped. */
+static void inode_csr(kr_ctx *ctx, int32_t n, int32_t m, int32_t maxlen,
+                      uint64_t seed, kr_csr *A, int32_t *grouped)
+{
+    uint64_t s = seed;
+    int32_t *cols = malloc(((size_t)maxlen + 1) * sizeof *cols);
+    ck_assert_int_eq(kr_csr_alloc(ctx, n, m, n * maxlen, A), KR_OK);
+    int32_t nnz = 0, i = 0;
+    *grouped = 0;
+    while (i < n) {
+        int kind = (int)(kt_rand_u64(&s) % 10);
+        int32_t rows = kind < 6   ? 2 + (int32_t)(kt_rand_u64(&s) % 8)
+                       : kind < 9 ? 1 + (int32_t)(kt_rand_u64(&s) % 5)
+                                  : 1 + (int32_t)(kt_rand_u64(&s) % 3);
+        if (rows > n - i) rows = n - i;
+        int32_t len = kind == 9 ? 0 : (int32_t)(kt_rand_u64(&s) % (maxlen + 1));
+        if (len > m) len = m;
+        if (kind < 6) random_pattern(len, m, &s, cols);
+        for (int32_t r = 0; r < rows; r++, i++) {
+            if (kind >= 6 && kind < 9) { /* single rows: own lengths */
+                len = 1 + (int32_t)(kt_rand_u64(&s) % maxlen);
+                if (len > m) len = m;
+                random_pattern(len, m, &s, cols);
+            }
+            for (int32_t j = 0; j < len; j++) {
+                A->colind[nnz] = cols[j];
+                A->val[nnz++] = kt_rand_uniform(&s);
+            }
+            A->rowptr[i + 1] = nnz;
+        }
+        if (kind < 6 && rows > 1) /* a last piece of 1 row is no group */
+            *grouped += rows - (rows % KR_INODE_MAX == 1);
+    }
+    A->nnz = nnz;
+    free(cols);
+}
+
+/* y = alpha*A*x + beta*y by the CPU csr format equals plain_spmv bit for
+ * bit (and kr_csr_matvec for alpha 1, beta 0), y poisoned where beta = 0. */
+static void check_csr_bitwise(kr_ctx *ctx, const kr_csr *A, uint64_t seed,
+                              const char *what)
+{
+    const double coef[][2] = {{1.0, 0.0}, {-1.0, 0.0}, {-2.0, 0.5}, {0.0, 3.0},
+                              {0.5, 1.0}, {1.0, -1.0}, {3.0, 0.0}};
+    int32_t n = A->nrows;
+    uint64_t s = seed;
+    double *x = malloc(((size_t)A->ncols + 1) * sizeof *x);
+    double *y0 = malloc(((size_t)n + 1) * sizeof *y0);
+    double *y = malloc(((size_t)n + 1) * sizeof *y);
+    double *ref = malloc(((size_t)n + 1) * sizeof *ref);
+    for (int32_t j = 0; j < A->ncols; j++)
+        x[j] = kt_rand_uniform(&s) * (1 + j % 7);
+    for (int32_t i = 0; i < n; i++)
+        y0[i] = kt_rand_uniform(&s);
+    kr_matrix *M;
+    kr_vec *vx, *vy;
+    ck_assert_int_eq(kr_matrix_create(ctx, A, "csr", &M), KR_OK);
+    kr_vec_create(ctx, A->ncols, &vx);
+    kr_vec_create(ctx, n, &vy);
+    kr_vec_upload(vx, x);
+    for (size_t c = 0; c < sizeof coef / sizeof *coef; c++) {
+        double al = coef[c][0], be = coef[c][1];
+        if (be == 0.0)
+            kr_vec_fill(vy, NAN);
+        else
+            kr_vec_upload(vy, y0);
+        ck_assert_int_eq(kr_matrix_apply(M, al, vx, be, vy), KR_OK);
+        kr_vec_download(vy, y);
+        memcpy(ref, y0, (size_t)n * sizeof *ref);
+        plain_spmv(A, al, x, be, ref);
+        for (int32_t i = 0; i < n; i++)
+            ck_assert_msg(memcmp(&y[i], &ref[i], sizeof y[i]) == 0,
+                          "%s (%d threads, avx %d), alpha %g beta %g: row "
+                          "%d is %.17g, the column-order loop gives %.17g",
+                          what, kr_ctx_threads(ctx), kr_csr_cpu_use_avx(-1), al,
+                          be, i, y[i], ref[i]);
+        if (al == 1.0 && be == 0.0) {
+            kr_csr_matvec(A, x, ref);
+            ck_assert(memcmp(y, ref, (size_t)n * sizeof *y) == 0);
+        }
+    }
+    kr_vec_destroy(vx);
+    kr_vec_destroy(vy);
+    kr_matrix_destroy(M);
+    free(x);
+    free(y0);
+    free(y);
+    free(ref);
+}
+
+/* Every thread count and every kernel copy: with and without AVX (where
+ * the CPU has it) and software prefetch. */
+static void check_csr_bitwise_all(kr_ctx *ctx, const kr_csr *A, uint64_t seed,
+                                  const char *what)
+{
+    for (int copy = 0; copy < 4; copy++) {
+        kr_csr_cpu_use_avx(copy & 1);
+        kr_csr_cpu_prefetch(copy >> 1);
+        for (int t = 1; t <= 3; t++) {
+            kr_ctx_set_threads(ctx, t);
+            check_csr_bitwise(ctx, A, seed + (uint64_t)t, what);
+        }
+    }
+    kr_csr_cpu_use_avx(1);
+    kr_csr_cpu_prefetch(-1);
+    kr_ctx_set_threads(ctx, 0);
+}
+
+/* I-node groups of every size, single and empty rows: the grouped kernel
+ * adds each row in column order like the plain loop, bit for bit. */
+START_TEST(csr_inode_bitwise)
+{
+    kr_ctx *ctx = cpu();
+    /* small ones, and one with nnz >= 50000 so that two threads run */
+    const int32_t shapes[][3] = {{1, 1, 1},      {7, 7, 3},
+                                 {40, 40, 12},   {300, 90, 40},
+                                 {500, 500, 70}, {4000, 4000, 40}};
+    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
+        kr_csr A;
+        int32_t meant, groups, rows;
+        inode_csr(ctx, shapes[i][0], shapes[i][1], shapes[i][2], 40 + i, &A,
+                  &meant);
+        kr_matrix *M;
+        ck_assert_int_eq(kr_matrix_create(ctx, &A, "csr", &M), KR_OK);
+        kr_csr_cpu_inodes(M->impl, &groups, &rows);
+        kr_matrix_destroy(M);
+        /* adjacent runs may share a pattern (empty rows): at least these */
+        ck_assert_int_ge(rows, meant);
+        ck_assert_int_le(rows, A.nrows);
+        ck_assert_int_le(groups * 2, rows);
+        ck_assert_int_ge(groups * KR_INODE_MAX, rows);
+        if (A.nrows >= 300) ck_assert_int_gt(groups, 10);
+        check_csr_bitwise_all(ctx, &A, 70 + i, "generated");
+        kr_csr_free(&A);
+    }
+    kr_ctx_destroy(ctx);
+}
+END_TEST
+
+/* The same on the real matrices with I-nodes (bcsstk16: 1829 groups of up
+ * to 5 rows in PETSc, 4629 of its 4884 rows in groups). */
+START_TEST(csr_inode_real_matrices)
+{
+    const char *dir = kt_matrices_dir();
+    if (!dir) {
+        kt_skip("csr_inode_real_matrices", "no matrix folder");
+        return;
+    }
+    const char *names[] = {"bcsstk16", "bcsstk38", "nasa4704", "cavity10"};
+    kr_ctx *ctx = cpu();
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        char path[4096];
+        kr_csr A;
+        snprintf(path, sizeof path, "%s/%s.mtx", dir, names[i]);
+        ck_assert_msg(kr_read_mtx(ctx, path, &A) == KR_OK, "%s",
+                      kr_ctx_error(ctx));
+        kr_matrix *M;
+        int32_t groups, rows;
+        ck_assert_int_eq(kr_matrix_create(ctx, &A, "csr", &M), KR_OK);
+        kr_csr_cpu_inodes(M->impl, &groups, &rows);
+        kr_matrix_destroy(M);
+        ck_assert_msg(rows > A.nrows / 2, "%s: %d of %d rows in %d groups",
+                      names[i], rows, A.nrows, groups);
+        check_csr_bitwise_all(ctx, &A, 90 + i, names[i]);
+        kr_csr_free(&A);
+    }
     kr_ctx_destroy(ctx);
 }
 END_TEST
@@ -270,6 +468,8 @@ int main(void)
     tcase_add_test(tc, dots_deterministic);
     tcase_add_test(tc, csr_spmv_shapes);
     tcase_add_test(tc, formats_real_matrices);
+    tcase_add_test(tc, csr_inode_bitwise);
+    tcase_add_test(tc, csr_inode_real_matrices);
     tcase_add_test(tc, csr_check_names_row);
     tcase_add_test(tc, jacobi_apply_and_zero_diagonal);
     tcase_add_test(tc, unknown_names_list_choices);
