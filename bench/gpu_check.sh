@@ -1,53 +1,108 @@
 #!/bin/sh
-# The whole GPU check-and-bench in one call on the lent GPU machine:
-# device facts, every test program (GPU tests against the CPU reference
-# included), the demo, and a CPU-vs-GPU solve table, all written under $OUT.
-# Expects a CUDA build in build/ (made here and carried) and the matrices,
-# gzipped, in .matrices/ (carried): see bench/README.md.
+# The GPU check-and-bench on the lent GPU machine, written under $OUT:
+#   tests    device facts, every test program (GPU tests against the CPU
+#            reference included) and `make demo`
+#   spmv     krylov bench spmv on the default set (shared matrices and the
+#            large generated ones), every format, auto against the best
+#   gje      krylov bench gje: batched Gauss-Jordan against cuBLAS, and the
+#            block-Jacobi stages per matrix
+#   solve    krylov bench solve on poisson3d:160 (csr, ellr, auto x methods)
+#   bjacobi  bench/bjacobi_table.sh: block-Jacobi against Jacobi on every
+#            shared matrix (IDR(4), GMRES(30), BiCGSTAB)
+#   profile  Nsight Compute on the power-law SpMV (vsr and cuSPARSE)
+# Usage: sh bench/gpu_check.sh [PART ...]   (no PART: all, which takes
+# longer than one 10-minute device command: run them in two or three calls)
+# Expects a CUDA build in build/ (made here, `make test-build`, and carried)
+# and the matrices, gzipped, in .matrices/ (carried): see bench/README.md.
 set -u
 OUT=${OUT:-/tmp/krylov-gpu-out}
 mkdir -p "$OUT"
+for f in .matrices/*.mtx.gz; do
+    [ -f "${f%.gz}" ] || gunzip -kf "$f"
+done
 export KRYLOV_MATRICES="$PWD/.matrices"
-{
-    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm \
-        --format=csv
-    date -u +%Y-%m-%dT%H:%M:%SZ
-} >"$OUT/device.txt" 2>&1
-cat "$OUT/device.txt"
-
 # The GPU machine has no PETSc: the PETSc comparison is not run there (its
 # tests skip visibly without krylov-petsc; CI runs them).
 rm -f build/krylov-petsc
+parts=${*:-tests spmv gje solve bjacobi profile}
 
-echo "== tests"
-sh test/run_tests.sh build build/test/test_* >"$OUT/tests.log" 2>&1
-echo "tests exit $?"
-grep -E '^(SKIP|[0-9]+%|tests:|FAIL)' "$OUT/tests.log" | tail -n 30
+part_tests() {
+    {
+        nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm \
+            --format=csv
+        date -u +%Y-%m-%dT%H:%M:%SZ
+    } >"$OUT/device.txt" 2>&1
+    cat "$OUT/device.txt"
+    echo "== tests"
+    sh test/run_tests.sh build build/test/test_* >"$OUT/tests.log" 2>&1
+    echo "tests exit $?"
+    grep -E '^([0-9]+%|tests:|FAIL)|:F:|:E:' "$OUT/tests.log" | tail -n 30
+    echo "== make demo"
+    make demo >"$OUT/demo.txt" 2>&1
+    echo "demo exit $?"
+    tail -n 25 "$OUT/demo.txt"
+}
 
-echo "== make demo"
-make demo >"$OUT/demo.txt" 2>&1
-echo "demo exit $?"
-cat "$OUT/demo.txt" | tail -n 25
+part_spmv() {
+    echo "== bench spmv (default set: shared matrices + large generated)"
+    build/krylov bench spmv --device cuda --reps 100 --json "$OUT/spmv.json" \
+        >"$OUT/spmv.md" 2>&1
+    echo "bench spmv exit $?"
+    grep -iE "geometric|^\| (poisson|powerlaw)" "$OUT/spmv.md" | head -n 40
+    sed -n '/^## Automatic choice/,$p' "$OUT/spmv.md"
+}
 
-echo "== bench spmv (default set: shared matrices + large generated)"
-build/krylov bench spmv --device cuda --reps 100 --json "$OUT/spmv.json" \
-    >"$OUT/spmv.md" 2>&1
-echo "bench spmv exit $?"
-grep -iE "geometric|^\| (poisson|powerlaw)" "$OUT/spmv.md" | head -n 40
-# the automatic formats against each matrix's best
-sed -n '/^## Automatic choice/,$p' "$OUT/spmv.md"
+part_gje() {
+    echo "== bench gje"
+    build/krylov bench gje --device cuda --json "$OUT/gje.json" \
+        >"$OUT/gje.md" 2>&1
+    echo "bench gje exit $?"
+    grep -E "^\| (k =|mix)" "$OUT/gje.md"
+}
 
-echo "== bench solve, poisson3d:160, Jacobi"
-: >"$OUT/solve.md"
-: >"$OUT/solve.jsonl"
-for f in csr ellr auto; do
-    for m in cg bicgstab idr gmres; do
-        build/krylov bench solve --gen poisson3d:160 --device cuda --method $m \
-            --format $f --reps 3 --maxit 5000 --json /tmp/solve.json \
-            >>"$OUT/solve.md" 2>&1
-        echo "bench solve $f $m exit $?"
-        cat /tmp/solve.json >>"$OUT/solve.jsonl"
-        echo >>"$OUT/solve.jsonl"
+part_solve() {
+    echo "== bench solve, poisson3d:160, Jacobi"
+    : >"$OUT/solve.md"
+    : >"$OUT/solve.jsonl"
+    for f in csr ellr auto; do
+        for m in cg bicgstab idr gmres; do
+            build/krylov bench solve --gen poisson3d:160 --device cuda \
+                --method $m --format $f --reps 3 --maxit 5000 \
+                --json /tmp/solve.json >>"$OUT/solve.md" 2>&1
+            echo "bench solve $f $m exit $?"
+            cat /tmp/solve.json >>"$OUT/solve.jsonl"
+            echo >>"$OUT/solve.jsonl"
+        done
     done
+    grep -E "^\| poisson" "$OUT/solve.md"
+}
+
+part_bjacobi() {
+    echo "== block-Jacobi against Jacobi on the shared matrices"
+    TIMEOUT=${TIMEOUT:-30} RESULTS="$OUT" sh bench/bjacobi_table.sh build cuda \
+        >"$OUT/bjacobi.log" 2>&1
+    echo "bjacobi table exit $?"
+    grep -iE "solve|succe|matrices" "$OUT"/bjacobi-vs-jacobi-*.md | tail -n 20
+}
+
+part_profile() {
+    echo "== Nsight Compute: power-law SpMV, vsr and cuSPARSE"
+    for f in vsr csr; do
+        k=k_vsr_chunks
+        [ $f = csr ] && k='regex:[Cc]sr|[Ss]p[Mm][Vv]'
+        ncu --clock-control none -k "$k" --launch-skip 5 --launch-count 1 \
+            --section SpeedOfLight --section MemoryWorkloadAnalysis \
+            build/krylov bench spmv --gen powerlaw:2000000 --formats $f \
+            --device cuda --reps 20 >"$OUT/ncu-powerlaw-$f.txt" 2>&1
+        echo "ncu $f exit $?"
+        grep -E "^  [a-z_]|Duration|DRAM Throughput|L2 Cache Throughput|L1/TEX Hit|L2 Hit|Memory Throughput" \
+            "$OUT/ncu-powerlaw-$f.txt" | head -n 12
+    done
+}
+
+for p in $parts; do
+    case $p in
+    tests | spmv | gje | solve | bjacobi | profile) "part_$p" ;;
+    *) echo "unknown part '$p' (tests spmv gje solve bjacobi profile)" ;;
+    esac
 done
-grep -E "^\| poisson" "$OUT/solve.md"
