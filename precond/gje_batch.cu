@@ -217,12 +217,13 @@ __device__ __forceinline__ double load_dense(double (&row)[P],
     return threshold(k, rmax);
 }
 
-template <int P>
-__global__ void __launch_bounds__(GJE_THREADS, GJE_MINB(P))
-    k_gje_dense(const int32_t *starts, const int64_t *offs,
-                const int32_t *order, int32_t lo, int32_t hi,
-                const double *__restrict__ in, double *__restrict__ out,
-                int32_t *info)
+/* One block per sub-warp from the size class's range lo..hi of order:
+ * load(row, r, li, sub) fills lane li's row and returns its singularity
+ * threshold; then the elimination and the write-back. */
+template <int P, typename Load>
+__device__ __forceinline__ void
+invert_blocks(const int32_t *starts, const int64_t *offs, const int32_t *order,
+              int32_t lo, int32_t hi, double *out, int32_t *info, Load load)
 {
     __shared__ __align__(16) double buf_all[GJE_THREADS / P][2 * (P + 2)];
     __shared__ int perm_all[GJE_THREADS / P][P];
@@ -232,12 +233,25 @@ __global__ void __launch_bounds__(GJE_THREADS, GJE_MINB(P))
     const int kwarp = __reduce_max_sync(FULL, r.k);
     if (kwarp == 0) return; /* the whole warp is past the end */
     double row[P];
-    const double tiny = load_dense<P>(row, in + r.off, r.k, li);
+    const double tiny = load(row, r, li, sub);
     int my_step = 0;
     double scale;
     const bool bad = eliminate<P>(row, scale, tiny, r.k, kwarp, li, sw,
                                   buf_all[sub], perm_all[sub], my_step);
     finish<P>(row, scale, bad, r, li, sw, my_step, perm_all[sub], out, info);
+}
+
+template <int P>
+__global__ void __launch_bounds__(GJE_THREADS, GJE_MINB(P))
+    k_gje_dense(const int32_t *starts, const int64_t *offs,
+                const int32_t *order, int32_t lo, int32_t hi,
+                const double *__restrict__ in, double *__restrict__ out,
+                int32_t *info)
+{
+    invert_blocks<P>(starts, offs, order, lo, hi, out, info,
+                     [&](double(&row)[P], const block_ref &r, int li, int) {
+                         return load_dense<P>(row, in + r.off, r.k, li);
+                     });
 }
 
 /* Shared extraction: the sub-warp reads each block row with coalesced
@@ -278,21 +292,11 @@ __global__ void __launch_bounds__(GJE_THREADS, GJE_MINB(P))
               int32_t *info)
 {
     __shared__ __align__(16) double tile_all[GJE_THREADS / P][P][P + 1];
-    __shared__ __align__(16) double buf_all[GJE_THREADS / P][2 * (P + 2)];
-    __shared__ int perm_all[GJE_THREADS / P][P];
-    const int lane = threadIdx.x & 31, li = lane & (P - 1), sw = lane / P;
-    const int sub = threadIdx.x / P;
-    const block_ref r = my_block<P>(starts, offs, order, lo, hi);
-    const int kwarp = __reduce_max_sync(FULL, r.k);
-    if (kwarp == 0) return;
-    double row[P];
-    const double tiny =
-        load_csr<P>(row, tile_all[sub], r, li, rowptr, colind, val);
-    int my_step = 0;
-    double scale;
-    const bool bad = eliminate<P>(row, scale, tiny, r.k, kwarp, li, sw,
-                                  buf_all[sub], perm_all[sub], my_step);
-    finish<P>(row, scale, bad, r, li, sw, my_step, perm_all[sub], out, info);
+    invert_blocks<P>(starts, offs, order, lo, hi, out, info,
+                     [&](double(&row)[P], const block_ref &r, int li, int sub) {
+                         return load_csr<P>(row, tile_all[sub], r, li, rowptr,
+                                            colind, val);
+                     });
 }
 
 /* z_b = inv_b r_b: lane i keeps r_i in a register and sums

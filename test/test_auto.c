@@ -14,13 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static kr_ctx *cpu(void)
-{
-    kr_ctx *ctx;
-    ck_assert_int_eq(kr_ctx_create(&ctx, KR_DEVICE_CPU), KR_OK);
-    return ctx;
-}
-
 /* One row holding every column, the others only their diagonal: ELLR
  * refuses it (n times the padding). */
 static void long_row_csr(kr_ctx *ctx, int32_t n, kr_csr *A)
@@ -81,7 +74,7 @@ static void check_cpu_auto_is_csr(kr_ctx *ctx, const kr_csr *A)
 
 START_TEST(cpu_auto_is_csr_generated)
 {
-    kr_ctx *ctx = cpu();
+    kr_ctx *ctx = kt_cpu();
     const char *specs[] = {"poisson3d:12", "poisson3d27:8", "powerlaw:3000",
                            "convdiff2d:40,10"};
     kr_csr A;
@@ -107,7 +100,7 @@ START_TEST(cpu_auto_is_csr_real_matrices)
     }
     const char *names[] = {"bcsstk38.mtx", "memplus.mtx", "crystm01.mtx",
                            "west2021.mtx"};
-    kr_ctx *ctx = cpu();
+    kr_ctx *ctx = kt_cpu();
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
@@ -123,7 +116,7 @@ END_TEST
 
 START_TEST(auto_never_refuses)
 {
-    kr_ctx *ctx = cpu();
+    kr_ctx *ctx = kt_cpu();
     kr_csr A;
     long_row_csr(ctx, 3000, &A);
     kr_matrix *M;
@@ -163,7 +156,7 @@ static void build_choice(kr_ctx *ctx, const kr_csr *A, const char *format,
  * to csr and says so; one that builds is kept. */
 START_TEST(refused_pick_falls_back_to_csr)
 {
-    kr_ctx *ctx = cpu();
+    kr_ctx *ctx = kt_cpu();
     kr_csr A;
     long_row_csr(ctx, 2000, &A);
     char chosen[32], why[1024];
@@ -189,7 +182,7 @@ END_TEST
 
 START_TEST(probe_skips_refusals_keeps_fastest)
 {
-    kr_ctx *ctx = cpu();
+    kr_ctx *ctx = kt_cpu();
     kr_csr A;
     long_row_csr(ctx, 4000, &A);
     const char *cands[] = {"ellr", "pellr", "nosuch", "csr", "vsr"};
@@ -362,7 +355,7 @@ START_TEST(rules_near_best_on_h100_results)
         kt_skip("rules_near_best_on_h100_results", "no matrix folder");
         return;
     }
-    kr_ctx *ctx = cpu();
+    kr_ctx *ctx = kt_cpu();
     for (size_t i = 0; i < sizeof h100 / sizeof *h100; i++) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s.mtx", dir, h100[i].name);
@@ -390,7 +383,7 @@ END_TEST
 /* The features of a small matrix, by hand: rows of 1, 3, 3, 3 entries. */
 START_TEST(features_by_hand)
 {
-    kr_ctx *ctx = cpu();
+    kr_ctx *ctx = kt_cpu();
     kr_csr A;
     ck_assert_int_eq(kr_csr_alloc(ctx, 4, 4, 10, &A), KR_OK);
     const int32_t rp[] = {0, 1, 4, 7, 10},
@@ -421,7 +414,7 @@ END_TEST
 START_TEST(library_default_is_auto)
 {
     ck_assert_str_eq(KR_FORMAT_DEFAULT, "auto");
-    kr_ctx *ctx = cpu();
+    kr_ctx *ctx = kt_cpu();
     kr_csr A;
     ck_assert_int_eq(kr_generate(ctx, "poisson2d:12", &A), KR_OK);
     kr_matrix *M;

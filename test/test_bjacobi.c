@@ -19,13 +19,6 @@
 
 #define KMAX 32
 
-static kr_ctx *cpu(void)
-{
-    kr_ctx *ctx = NULL;
-    ck_assert_int_eq(kr_ctx_create(&ctx, KR_DEVICE_CPU), KR_OK);
-    return ctx;
-}
-
 /* ------------------------------------------------------- dense helpers */
 
 enum { WELL, ZERO_DIAG, TINY_DIAG };
@@ -274,7 +267,7 @@ static void sizes_of(const kr_precond *P, int32_t *nb, int32_t **sizes)
  * I to rounding. */
 START_TEST(variable_batch_inverses)
 {
-    kr_ctx *ctx = cpu();
+    kr_ctx *ctx = kt_cpu();
     int32_t sizes[200], nb = 0, n = 0;
     uint64_t st = 5;
     for (int32_t k = 1; k <= KMAX; k++) /* every size once, then random */
@@ -346,7 +339,7 @@ static kr_status create_policy(kr_ctx *ctx, const kr_csr *A,
 
 START_TEST(singular_policies)
 {
-    kr_ctx *ctx = cpu();
+    kr_ctx *ctx = kt_cpu();
     double a[32 * 32], D[16], Y[16];
     kr_csr A, X;
     kr_precond *P;
@@ -408,7 +401,7 @@ static void check_starts(const int32_t *s, int32_t nb, const int32_t *want,
  * multiples of 3, hold whole nodes, and greedy merging fills them. */
 START_TEST(supervariables_elasticity)
 {
-    kr_ctx *ctx = cpu();
+    kr_ctx *ctx = kt_cpu();
     kr_csr A;
     ck_assert_int_eq(kr_generate(ctx, "elasticity3d:5", &A), KR_OK);
     ck_assert_int_eq(A.nrows, 375);
@@ -446,7 +439,7 @@ END_TEST
  * matrix: one pattern, cut at the maximum. */
 START_TEST(supervariables_known)
 {
-    kr_ctx *ctx = cpu();
+    kr_ctx *ctx = kt_cpu();
     static const int32_t grp[] = {2, 3, 1, 4};
     double a[40 * 40] = {0};
     for (int32_t g = 0, s = 0; g < 4; s += grp[g++])
@@ -486,7 +479,7 @@ END_TEST
 
 START_TEST(fixed_and_given_blocks)
 {
-    kr_ctx *ctx = cpu();
+    kr_ctx *ctx = kt_cpu();
     int32_t nb, *s;
     ck_assert_int_eq(kr_blocking_fixed(ctx, 70, 32, &nb, &s), KR_OK);
     check_starts(s, nb, (const int32_t[]){0, 32, 64, 70}, 3);
@@ -605,7 +598,7 @@ static void check_apply(kr_ctx *ctx, const kr_csr *A,
 
 START_TEST(apply_matches_dense_reference)
 {
-    kr_ctx *ctx = cpu();
+    kr_ctx *ctx = kt_cpu();
     kr_csr A;
     kt_random_csr(ctx, 500, 500, 9, 1, 21, &A);
     kr_precond_options o;
@@ -701,7 +694,7 @@ static kr_status solve(kr_ctx *ctx, const kr_csr *A, const char *method,
  * well. */
 START_TEST(cg_bjacobi_spd)
 {
-    kr_ctx *ctx = cpu();
+    kr_ctx *ctx = kt_cpu();
     kr_csr A;
     ck_assert_int_eq(kr_generate(ctx, "elasticity3d:6", &A), KR_OK);
     kr_result rj = {0}, rb = {0};
@@ -746,7 +739,7 @@ START_TEST(idr_bjacobi_real_matrices)
         return;
     }
     static const char *const names[] = {"olm1000", "dw2048", "adder_dcop_32"};
-    kr_ctx *ctx = cpu();
+    kr_ctx *ctx = kt_cpu();
     for (size_t t = 0; t < 3; t++) {
         char path[512];
         snprintf(path, sizeof path, "%s/%s.mtx", dir, names[t]);
@@ -782,7 +775,7 @@ START_TEST(gpu_apply_matches_cpu)
         kr_ctx_destroy(gpu);
         return;
     }
-    kr_ctx *ctx = cpu();
+    kr_ctx *ctx = kt_cpu();
     kr_csr A;
     int32_t n = 3001;
     kt_random_csr(ctx, n, n, 10, 1, 23, &A);

@@ -11,17 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static kr_ctx *cpu(void)
-{
-    kr_ctx *ctx;
-    ck_assert_int_eq(kr_ctx_create(&ctx, KR_DEVICE_CPU), KR_OK);
-    return ctx;
-}
-
 START_TEST(backend_kernels)
 {
     const int32_t sizes[] = {0, 1, 31, 33, 1000, 70001};
-    kr_ctx *ctx = cpu();
+    kr_ctx *ctx = kt_cpu();
     for (int t = 1; t <= 2; t++) {
         kr_ctx_set_threads(ctx, t);
         for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
@@ -34,7 +27,7 @@ END_TEST
 /* Dots give the same bits on every call with the same thread count. */
 START_TEST(dots_deterministic)
 {
-    kr_ctx *ctx = cpu();
+    kr_ctx *ctx = kt_cpu();
     kr_ctx_set_threads(ctx, 2);
     int32_t n = 100000;
     double *x = malloc(n * sizeof *x), r1, r2;
@@ -54,7 +47,7 @@ END_TEST
 
 START_TEST(csr_spmv_shapes)
 {
-    kr_ctx *ctx = cpu();
+    kr_ctx *ctx = kt_cpu();
     kr_csr A;
     const int32_t shapes[][3] = {
         {1, 1, 1}, {5, 7, 3}, {33, 33, 4}, {200, 50, 9}, {1000, 1000, 12}};
@@ -83,7 +76,7 @@ START_TEST(formats_real_matrices)
         kt_skip("formats_real_matrices", "no matrix folder");
         return;
     }
-    kr_ctx *ctx = cpu();
+    kr_ctx *ctx = kt_cpu();
     ck_assert_int_gt(kt_check_spmv_files(ctx, dir, 99, 1e-12), 0);
 
     kr_ctx_destroy(ctx);
@@ -229,7 +222,7 @@ static void check_csr_bitwise_all(kr_ctx *ctx, const kr_csr *A, uint64_t seed,
  * adds each row in column order like the plain loop, bit for bit. */
 START_TEST(csr_inode_bitwise)
 {
-    kr_ctx *ctx = cpu();
+    kr_ctx *ctx = kt_cpu();
     /* small ones, and one with nnz >= 50000 so that two threads run */
     const int32_t shapes[][3] = {{1, 1, 1},      {7, 7, 3},
                                  {40, 40, 12},   {300, 90, 40},
@@ -266,7 +259,7 @@ START_TEST(csr_inode_real_matrices)
         return;
     }
     const char *names[] = {"bcsstk16", "bcsstk38", "nasa4704", "cavity10"};
-    kr_ctx *ctx = cpu();
+    kr_ctx *ctx = kt_cpu();
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         char path[4096];
         kr_csr A;
@@ -289,7 +282,7 @@ END_TEST
 
 START_TEST(csr_check_names_row)
 {
-    kr_ctx *ctx = cpu();
+    kr_ctx *ctx = kt_cpu();
     kr_csr A;
     kt_random_csr(ctx, 10, 10, 3, 1, 1, &A);
     ck_assert_int_eq(kr_csr_check(ctx, &A), KR_OK);
@@ -308,7 +301,7 @@ END_TEST
 
 START_TEST(jacobi_apply_and_zero_diagonal)
 {
-    kr_ctx *ctx = cpu();
+    kr_ctx *ctx = kt_cpu();
     kr_csr A;
     kt_random_csr(ctx, 50, 50, 4, 1, 9, &A);
     kr_precond *P;
@@ -342,7 +335,7 @@ END_TEST
 
 START_TEST(unknown_names_list_choices)
 {
-    kr_ctx *ctx = cpu();
+    kr_ctx *ctx = kt_cpu();
     kr_csr A;
     kt_random_csr(ctx, 5, 5, 2, 1, 2, &A);
     kr_matrix *M;
@@ -395,7 +388,7 @@ END_TEST
 /* SPD: B + B^T with a dominant diagonal; CG meets rtol by the true residual */
 START_TEST(cg_random_spd)
 {
-    kr_ctx *ctx = cpu();
+    kr_ctx *ctx = kt_cpu();
     int32_t n = 400;
     kr_csr B, A;
     kt_random_csr(ctx, n, n, 5, 0, 21, &B);

@@ -13,24 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static kr_ctx *cpu(void)
-{
-    kr_ctx *ctx;
-    ck_assert_int_eq(kr_ctx_create(&ctx, KR_DEVICE_CPU), KR_OK);
-    return ctx;
-}
-
-static kr_ctx *gpu_or_skip(const char *test)
-{
-    kr_ctx *ctx;
-    if (kr_ctx_create(&ctx, KR_DEVICE_CUDA) == KR_OK) return ctx;
-    char why[600];
-    snprintf(why, sizeof why, "no usable GPU: %s", kr_ctx_error(ctx));
-    kt_skip(test, why);
-    kr_ctx_destroy(ctx);
-    return NULL;
-}
-
 /* An n x m matrix whose row i has len[i] entries (len[i] <= m), spread over
  * the columns: entry t lies in [t*m/L, (t+1)*m/L), so columns are sorted
  * and distinct. */
@@ -148,7 +130,7 @@ static double padding_of(kr_ctx *ctx, const kr_csr *A, const char *format)
  * would store n*n entries. */
 START_TEST(ellr_refuses_long_row)
 {
-    kr_ctx *ctx = cpu();
+    kr_ctx *ctx = kt_cpu();
     kr_csr A;
     full_row_csr(ctx, 1000, 1, &A);
     kr_matrix *M = (kr_matrix *)&A; /* any non-NULL: create must clear it */
@@ -178,7 +160,7 @@ END_TEST
  * only the full row's own slice. */
 START_TEST(pellr_pads_one_slice)
 {
-    kr_ctx *ctx = cpu();
+    kr_ctx *ctx = kt_cpu();
     kr_csr A;
     full_row_csr(ctx, 4096, 96, &A);
     kr_matrix *M;
@@ -196,7 +178,7 @@ END_TEST
 
 START_TEST(pellr_pads_less_on_skewed_rows)
 {
-    kr_ctx *ctx = cpu();
+    kr_ctx *ctx = kt_cpu();
     kr_csr A;
     skewed_csr(ctx, 5000, 12, 3, &A);
     double re = padding_of(ctx, &A, "ellr"), rp = padding_of(ctx, &A, "pellr");
@@ -257,7 +239,7 @@ static void check_pellr_layout(const kr_csr *A, const kr_pellr_host *P)
 
 START_TEST(pellr_layout)
 {
-    kr_ctx *ctx = cpu();
+    kr_ctx *ctx = kt_cpu();
     const int32_t sizes[] = {0, 1, 31, 32, 33, 1005};
     for (size_t t = 0; t < sizeof sizes / sizeof *sizes; t++) {
         kr_csr A;
@@ -276,7 +258,7 @@ END_TEST
 
 START_TEST(ellr_layout)
 {
-    kr_ctx *ctx = cpu();
+    kr_ctx *ctx = kt_cpu();
     kr_csr A;
     skewed_csr(ctx, 300, 5, 31, &A);
     kr_ellr_host E;
@@ -310,7 +292,7 @@ END_TEST
  * result is the reference bit for bit; all alpha/beta within 1e-14. */
 START_TEST(sizes_agree_with_csr)
 {
-    kr_ctx *ctx = cpu();
+    kr_ctx *ctx = kt_cpu();
     const int32_t sizes[] = {1, 31, 32, 33, 1000, 40000};
     const char *formats[] = {"ellr", "pellr"};
     for (int threads = 1; threads <= 4; threads += 3) {
@@ -333,7 +315,7 @@ END_TEST
 /* Empty rows, nnz = 0, n = 0, rectangular both ways, no columns. */
 START_TEST(awkward_shapes)
 {
-    kr_ctx *ctx = cpu();
+    kr_ctx *ctx = kt_cpu();
     const char *formats[] = {"ellr", "pellr"};
     kr_csr A;
     const int32_t shapes[][2] = {{0, 0}, {5, 0}, {40, 40}, {0, 7}};
@@ -364,7 +346,7 @@ END_TEST
  * slice, and PELLR's long slices (block per slice) next to ordinary ones. */
 START_TEST(gpu_agrees_with_csr)
 {
-    kr_ctx *ctx = gpu_or_skip("gpu_agrees_with_csr");
+    kr_ctx *ctx = kt_gpu_or_skip("gpu_agrees_with_csr");
     if (!ctx) return;
     const int32_t sizes[] = {1, 31, 32, 33, 1000, 100003};
     const char *formats[] = {"ellr", "pellr"};
@@ -383,7 +365,7 @@ START_TEST(gpu_agrees_with_csr)
                              : (int32_t)(kt_rand_u64(&s) % 6);
     csr_from_lengths(ctx, n, n, len, 10, &A);
     check_all_coefs(ctx, &A, "pellr", 11, 1e-13);
-    kr_ctx *host = cpu();
+    kr_ctx *host = kt_cpu();
     ck_assert_double_eq(padding_of(ctx, &A, "pellr"),
                         padding_of(host, &A, "pellr"));
     kr_csr_free(&A);

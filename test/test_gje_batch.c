@@ -22,24 +22,6 @@
 
 /* ------------------------------------------------------------ helpers */
 
-static kr_ctx *cpu(void)
-{
-    kr_ctx *ctx;
-    ck_assert_int_eq(kr_ctx_create(&ctx, KR_DEVICE_CPU), KR_OK);
-    return ctx;
-}
-
-static kr_ctx *gpu_or_skip(const char *test)
-{
-    kr_ctx *ctx;
-    if (kr_ctx_create(&ctx, KR_DEVICE_CUDA) == KR_OK) return ctx;
-    char why[600];
-    snprintf(why, sizeof why, "no usable GPU: %s", kr_ctx_error(ctx));
-    kt_skip(test, why);
-    kr_ctx_destroy(ctx);
-    return NULL;
-}
-
 /* starts of nb blocks with the given sizes (cycled) */
 static int32_t *starts_of(int32_t nb, const int32_t *sizes, int32_t nsizes)
 {
@@ -147,7 +129,7 @@ static void check_inverses(const kr_gje_batch *bb, const double *B,
  * blocks flagged (every 7th from 3, by construction). */
 START_TEST(cpu_batch_inverts_and_flags)
 {
-    kr_ctx *ctx = cpu();
+    kr_ctx *ctx = kt_cpu();
     int32_t sizes[KMAX];
     for (int32_t k = 0; k < KMAX; k++)
         sizes[k] = k + 1;
@@ -174,7 +156,7 @@ END_TEST
 /* Size classes hold each block once, in the class of its size. */
 START_TEST(batch_classes)
 {
-    kr_ctx *ctx = cpu();
+    kr_ctx *ctx = kt_cpu();
     const int32_t sizes[] = {3, 1, 32, 17, 2, 16, 9, 5, 4, 8, 33 - 1};
     int32_t *s = starts_of(200, sizes, 11);
     kr_gje_batch bb;
@@ -243,9 +225,9 @@ static void gpu_vs_cpu_invert(kr_ctx *g, kr_ctx *c, int32_t nb,
  * blocks), then variable mixes, with and without singular blocks. */
 START_TEST(gpu_invert_matches_cpu)
 {
-    kr_ctx *g = gpu_or_skip("gpu_invert_matches_cpu");
+    kr_ctx *g = kt_gpu_or_skip("gpu_invert_matches_cpu");
     if (!g) return;
-    kr_ctx *c = cpu();
+    kr_ctx *c = kt_cpu();
     uint64_t seed = (uint64_t)kr_wtime();
     for (int32_t k = 1; k <= KMAX; k++)
         gpu_vs_cpu_invert(g, c, 257 + k, &k, 1, k % 2, seed + (uint64_t)k);
@@ -309,9 +291,9 @@ static void extract_on(kr_ctx *ctx, const kr_csr *A, const int32_t *s,
 
 START_TEST(gpu_extract_invert_matches_cpu)
 {
-    kr_ctx *g = gpu_or_skip("gpu_extract_invert_matches_cpu");
+    kr_ctx *g = kt_gpu_or_skip("gpu_extract_invert_matches_cpu");
     if (!g) return;
-    kr_ctx *c = cpu();
+    kr_ctx *c = kt_cpu();
     uint64_t seed = (uint64_t)kr_wtime();
     const int32_t sizes[] = {5, 32, 1, 13, 8, 27, 3, 16, 2, 31};
     const int32_t nb = 101;
@@ -377,9 +359,9 @@ static void apply_on(kr_ctx *ctx, const int32_t *s, int32_t nb, const double *X,
 
 START_TEST(gpu_apply_matches_cpu)
 {
-    kr_ctx *g = gpu_or_skip("gpu_apply_matches_cpu");
+    kr_ctx *g = kt_gpu_or_skip("gpu_apply_matches_cpu");
     if (!g) return;
-    kr_ctx *c = cpu();
+    kr_ctx *c = kt_cpu();
     uint64_t st = (uint64_t)kr_wtime();
     const int32_t widths[] = {1, 2, 3, 7, 16, 32, 0};
     for (int t = 0; t < 7; t++) {
@@ -438,9 +420,9 @@ static unsigned char *flags_on(kr_ctx *ctx, const kr_csr *A)
 
 START_TEST(gpu_blocking_matches_cpu)
 {
-    kr_ctx *g = gpu_or_skip("gpu_blocking_matches_cpu");
+    kr_ctx *g = kt_gpu_or_skip("gpu_blocking_matches_cpu");
     if (!g) return;
-    kr_ctx *c = cpu();
+    kr_ctx *c = kt_cpu();
     const char *specs[] = {"elasticity3d:7", "poisson3d:9", "powerlaw:3000"};
     for (int t = 0; t < 3; t++) {
         kr_csr A;
@@ -481,9 +463,9 @@ END_TEST
  * stand-ins written, the same message. */
 START_TEST(gpu_singular_policies)
 {
-    kr_ctx *g = gpu_or_skip("gpu_singular_policies");
+    kr_ctx *g = kt_gpu_or_skip("gpu_singular_policies");
     if (!g) return;
-    kr_ctx *c = cpu();
+    kr_ctx *c = kt_cpu();
     kr_csr A;
     blocky_csr(c, 3000, 5, &A);
     kr_precond_options o;

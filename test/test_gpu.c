@@ -13,20 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static kr_ctx *gpu_or_skip(const char *test)
-{
-    kr_ctx *ctx;
-    if (kr_ctx_create(&ctx, KR_DEVICE_CUDA) == KR_OK) return ctx;
-    char why[600];
-    snprintf(why, sizeof why, "no usable GPU: %s", kr_ctx_error(ctx));
-    kt_skip(test, why);
-    kr_ctx_destroy(ctx);
-    return NULL;
-}
-
 START_TEST(gpu_backend_kernels)
 {
-    kr_ctx *ctx = gpu_or_skip("gpu_backend_kernels");
+    kr_ctx *ctx = kt_gpu_or_skip("gpu_backend_kernels");
     if (!ctx) return;
     const int32_t sizes[] = {0, 1, 31, 33, 1000, 100003, (1 << 20) + 7};
     for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
@@ -54,7 +43,7 @@ static void long_row_csr(kr_ctx *ctx, int32_t n, kr_csr *A)
 
 START_TEST(gpu_spmv_shapes)
 {
-    kr_ctx *ctx = gpu_or_skip("gpu_spmv_shapes");
+    kr_ctx *ctx = kt_gpu_or_skip("gpu_spmv_shapes");
     if (!ctx) return;
     const int32_t shapes[][3] = {
         {1, 1, 1},   {5, 7, 3},        {31, 31, 4},       {100, 10, 1},
@@ -80,7 +69,7 @@ END_TEST
 /* The context's record of GPU memory follows what objects hold. */
 START_TEST(gpu_memory_record)
 {
-    kr_ctx *ctx = gpu_or_skip("gpu_memory_record");
+    kr_ctx *ctx = kt_gpu_or_skip("gpu_memory_record");
     if (!ctx) return;
     size_t base = kr_ctx_device_bytes(ctx, NULL), peak;
     kr_vec *v;
@@ -100,7 +89,7 @@ START_TEST(gpu_spmv_real_matrices)
         kt_skip("gpu_spmv_real_matrices", "no matrix folder");
         return;
     }
-    kr_ctx *ctx = gpu_or_skip("gpu_spmv_real_matrices");
+    kr_ctx *ctx = kt_gpu_or_skip("gpu_spmv_real_matrices");
     if (!ctx) return;
     ck_assert_int_gt(kt_check_spmv_files(ctx, dir, (uint64_t)kr_wtime(), 1e-12),
                      0);
@@ -165,7 +154,7 @@ static void compare_solve(kr_ctx *c, kr_ctx *g, const kr_csr *A,
 
 START_TEST(gpu_solves_match_cpu)
 {
-    kr_ctx *g = gpu_or_skip("gpu_solves_match_cpu");
+    kr_ctx *g = kt_gpu_or_skip("gpu_solves_match_cpu");
     if (!g) return;
     kr_ctx *c;
     kr_ctx_create(&c, KR_DEVICE_CPU);
@@ -223,7 +212,7 @@ static void check_auto(kr_ctx *ctx, const kr_csr *A, uint64_t seed)
 
 START_TEST(gpu_auto_formats)
 {
-    kr_ctx *ctx = gpu_or_skip("gpu_auto_formats");
+    kr_ctx *ctx = kt_gpu_or_skip("gpu_auto_formats");
     if (!ctx) return;
     const char *specs[] = {"poisson3d:30", "poisson3d27:16", "powerlaw:50000",
                            "convdiff2d:60,20", "poisson2d:200"};
@@ -256,7 +245,7 @@ END_TEST
  * solves as csr does on the CPU. */
 START_TEST(gpu_default_format_solves)
 {
-    kr_ctx *g = gpu_or_skip("gpu_default_format_solves");
+    kr_ctx *g = kt_gpu_or_skip("gpu_default_format_solves");
     if (!g) return;
     kr_ctx *c;
     kr_ctx_create(&c, KR_DEVICE_CPU);

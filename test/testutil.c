@@ -237,3 +237,21 @@ void kt_output_free(kt_output *r)
     free(r->err);
     r->out = r->err = NULL;
 }
+
+kr_ctx *kt_cpu(void)
+{
+    kr_ctx *ctx = NULL;
+    ck_assert_int_eq(kr_ctx_create(&ctx, KR_DEVICE_CPU), KR_OK);
+    return ctx;
+}
+
+kr_ctx *kt_gpu_or_skip(const char *test)
+{
+    kr_ctx *ctx;
+    if (kr_ctx_create(&ctx, KR_DEVICE_CUDA) == KR_OK) return ctx;
+    char why[600];
+    snprintf(why, sizeof why, "no usable GPU: %s", kr_ctx_error(ctx));
+    kt_skip(test, why);
+    kr_ctx_destroy(ctx);
+    return NULL;
+}

@@ -28,6 +28,12 @@ const char *kt_tmpdir(void);
 /* Writes `text` to dir/name and returns the path (static buffer, reused). */
 const char *kt_write_file(const char *dir, const char *name, const char *text);
 
+/* A CPU context (the test fails if none can be made). */
+kr_ctx *kt_cpu(void);
+/* A CUDA context, or NULL after marking the test skipped with the reason
+ * (kt_skip) when no GPU is usable. */
+kr_ctx *kt_gpu_or_skip(const char *test);
+
 /* Deterministic pseudo-random numbers (splitmix64). */
 uint64_t kt_rand_u64(uint64_t *state);
 double kt_rand_uniform(uint64_t *state); /* in [-1, 1) */
