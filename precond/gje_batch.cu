@@ -73,11 +73,11 @@ __device__ __forceinline__ double threshold(int k, double rmax)
 }
 
 /* The lowest lane of the sub-warp, among the eligible ones, with the
- * largest a = |t_ic| (-1 if none is eligible), exactly. For a whole warp,
- * two 32-bit max-reductions (a non-negative double orders as its bits:
- * the high word, then the low word among the high word's winners); for
- * smaller sub-warps a shuffle tree, which does not serialise over the
- * sub-warps as masked reductions do. */
+ * largest a = |t_ic| (-1 if none is eligible), exactly. A non-negative
+ * double orders as its bits, so two 32-bit max-reductions (the high word,
+ * then the low word among the high word's winners) find it: warp-wide for
+ * p = 32, one warp-wide reduction per half for p = 16 (reductions masked
+ * to sub-warps serialise); smaller sub-warps use a shuffle tree. */
 template <int P>
 __device__ __forceinline__ int pick_pivot(bool eligible, double a, int sw)
 {
@@ -88,6 +88,17 @@ __device__ __forceinline__ int pick_pivot(bool eligible, double a, int sw)
         const unsigned mhi = __reduce_max_sync(FULL, hi);
         const unsigned mlo = __reduce_max_sync(FULL, hi == mhi ? lo : 0u);
         hit = eligible && hi == mhi && lo == mlo;
+    } else if constexpr (P == 16) {
+        /* two warp-wide reductions per word, each seeing one half */
+        const unsigned hi = eligible ? (unsigned)__double2hiint(a) : 0u;
+        const unsigned lo = eligible ? (unsigned)__double2loint(a) : 0u;
+        const unsigned h0 = __reduce_max_sync(FULL, sw ? 0u : hi);
+        const unsigned h1 = __reduce_max_sync(FULL, sw ? hi : 0u);
+        const unsigned mhi = sw ? h1 : h0;
+        const unsigned l = hi == mhi ? lo : 0u;
+        const unsigned l0 = __reduce_max_sync(FULL, sw ? 0u : l);
+        const unsigned l1 = __reduce_max_sync(FULL, sw ? l : 0u);
+        hit = eligible && hi == mhi && lo == (sw ? l1 : l0);
     } else {
         const double v = eligible ? a : -1.0;
         double m = v;
