@@ -255,12 +255,9 @@ static void blocky_csr(kr_ctx *ctx, int32_t n, uint64_t seed, kr_csr *A)
             A->val[q] = 0.0;
 }
 
-static void extract_on(kr_ctx *ctx, const kr_csr *A, const int32_t *s,
-                       int32_t nb, double **X, int32_t **info)
+/* A's arrays in ctx's memory (copies, also on the CPU). */
+static kr_gje_csr csr_on(kr_ctx *ctx, const kr_csr *A)
 {
-    const kr_gje_batch_ops *ops = kr_gje_batch_ops_for(ctx);
-    kr_gje_batch bb;
-    ck_assert_int_eq(kr_gje_batch_create(ctx, nb, s, &bb), KR_OK);
     kr_gje_csr D = {A->nrows, A->nnz, NULL, NULL, NULL};
     size_t n1 = (size_t)A->nrows + 1, nnz = (size_t)A->nnz + 1;
     ck_assert_int_eq(
@@ -269,6 +266,23 @@ static void extract_on(kr_ctx *ctx, const kr_csr *A, const int32_t *s,
         kr_dev_upload_new(ctx, A->colind, nnz * 4, (void **)&D.colind), KR_OK);
     ck_assert_int_eq(kr_dev_upload_new(ctx, A->val, nnz * 8, (void **)&D.val),
                      KR_OK);
+    return D;
+}
+
+static void csr_free(kr_ctx *ctx, kr_gje_csr *D)
+{
+    kr_dev_free(ctx, (void *)D->rowptr);
+    kr_dev_free(ctx, (void *)D->colind);
+    kr_dev_free(ctx, (void *)D->val);
+}
+
+static void extract_on(kr_ctx *ctx, const kr_csr *A, const int32_t *s,
+                       int32_t nb, double **X, int32_t **info)
+{
+    const kr_gje_batch_ops *ops = kr_gje_batch_ops_for(ctx);
+    kr_gje_batch bb;
+    ck_assert_int_eq(kr_gje_batch_create(ctx, nb, s, &bb), KR_OK);
+    kr_gje_csr D = csr_on(ctx, A);
     double *dX;
     int32_t *di;
     ck_assert_int_eq(
@@ -283,9 +297,7 @@ static void extract_on(kr_ctx *ctx, const kr_csr *A, const int32_t *s,
     ctx->ops->download(ctx, *info, di, (size_t)nb * 4);
     kr_dev_free(ctx, dX);
     kr_dev_free(ctx, di);
-    kr_dev_free(ctx, (void *)D.rowptr);
-    kr_dev_free(ctx, (void *)D.colind);
-    kr_dev_free(ctx, (void *)D.val);
+    csr_free(ctx, &D);
     kr_gje_batch_free(ctx, &bb);
 }
 
@@ -401,20 +413,15 @@ END_TEST
  * on both backends, and so the blocks of a bjacobi built on the GPU. */
 static unsigned char *flags_on(kr_ctx *ctx, const kr_csr *A)
 {
-    kr_gje_csr D = {A->nrows, A->nnz, NULL, NULL, NULL};
-    size_t n1 = (size_t)A->nrows + 1, nnz = (size_t)A->nnz + 1;
-    ck_assert_int_eq(
-        kr_dev_upload_new(ctx, A->rowptr, n1 * 4, (void **)&D.rowptr), KR_OK);
-    ck_assert_int_eq(
-        kr_dev_upload_new(ctx, A->colind, nnz * 4, (void **)&D.colind), KR_OK);
+    kr_gje_csr D = csr_on(ctx, A);
+    size_t n1 = (size_t)A->nrows + 1;
     unsigned char *d, *h = malloc(n1);
     ck_assert_int_eq(ctx->ops->alloc(ctx, (void **)&d, n1), KR_OK);
     ck_assert_int_eq(kr_gje_batch_ops_for(ctx)->pattern_flags(ctx, &D, d),
                      KR_OK);
     ctx->ops->download(ctx, h, d, (size_t)A->nrows);
     kr_dev_free(ctx, d);
-    kr_dev_free(ctx, (void *)D.rowptr);
-    kr_dev_free(ctx, (void *)D.colind);
+    csr_free(ctx, &D);
     return h;
 }
 
