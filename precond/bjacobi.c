@@ -28,6 +28,7 @@ typedef struct bj_impl {
     double *inv;     /* backend memory: each inverse column-major, at
                         bb.h_offs[b]                                    */
     int32_t nsingular;
+    int32_t *singular; /* host, nb: 1 where the policy replaced the block */
     const kr_gje_batch_ops *ops;
     kr_bjacobi_times times;
 } bj_impl;
@@ -37,6 +38,7 @@ static void bj_free(kr_ctx *ctx, bj_impl *m)
     if (!m) return;
     kr_gje_batch_free(ctx, &m->bb);
     kr_dev_free(ctx, m->inv);
+    free(m->singular);
     free(m);
 }
 
@@ -195,7 +197,7 @@ static kr_status invert_blocks(kr_ctx *ctx, const kr_csr *A,
     if (st == KR_OK)
         st = ctx->ops->download(ctx, bad, d_info, nb * sizeof *bad);
     if (st == KR_OK) st = apply_policy(ctx, A, policy, m, bad);
-    free(bad);
+    m->singular = bad; /* kept for kr_bjacobi_singular_flags */
     return st;
 }
 
@@ -332,3 +334,8 @@ const kr_precond_ops kr_precond_bjacobi_ops = {
     .block_count = bj_block_count,
     .block_sizes = bj_block_sizes,
 };
+
+const int32_t *kr_bjacobi_singular_flags(const void *impl)
+{
+    return ((const bj_impl *)impl)->singular;
+}

@@ -1,5 +1,6 @@
-/* Block-Jacobi internals shared with its tests and benchmarks: the
- * block-diagonal inverse as host CSR, and the setup's stage times. */
+/* Block-Jacobi internals shared with its tests, benchmarks and
+ * precond/bjacobi_cond.c: the block-diagonal inverse as host CSR, the
+ * setup's stage times, and which blocks the singular policy replaced. */
 #ifndef KR_PRECOND_BJACOBI_H
 #define KR_PRECOND_BJACOBI_H
 
@@ -18,5 +19,11 @@ typedef struct kr_bjacobi_times {
     double upload, blocking, invert, total;
 } kr_bjacobi_times;
 void kr_bjacobi_get_times(const void *impl, kr_bjacobi_times *t);
+
+/* One flag per block (block_count of them), owned by impl: 1 where the
+ * block was singular (precond/gje.h's pivot rule), so that the policy's
+ * stand-in (scalar Jacobi or the identity), not an inverse, is applied;
+ * else 0. */
+const int32_t *kr_bjacobi_singular_flags(const void *impl);
 
 #endif
