@@ -3,6 +3,7 @@
  * solve, report, and write the solution and history. Without -b the
  * right-hand side is A*ones, so the forward error is known too. Files are
  * Matrix Market or PETSc binary, told apart by their first bytes. */
+#include "drivers/block_cond.h"
 #include "drivers/commands.h"
 #include "drivers/history.h"
 #include "drivers/options.h"
@@ -92,6 +93,13 @@ static const cli_opt solve_table[] = {
      NULL, "print PETSc's 'Linear solve converged due to ...' line"},
     {"--view", NULL, CLI_FLAG, OFF(view), 0, 0, NULL, NULL,
      "print the solver configuration (to stderr with --json)"},
+    {"--verbose", NULL, CLI_FLAG, OFF(verbose), 0, 0, NULL, NULL,
+     "bjacobi: after setup, print each diagonal block's condition number "
+     "||B||_1 ||B^-1||_1 (B^-1 the inverse applied): min, median, max, the "
+     "counts above " CLI_COND_HIGH " and " CLI_COND_EXTREME ", then one "
+     "line per block, singular blocks marked replaced; to stderr with "
+     "--json, whose object gains \"block_conditions\" (the summary); other "
+     "preconditioners: one line saying there are no blocks"},
     /* PETSc's spellings (drivers/options.h, CLI_PETSC) */
     {"-ksp_type", "--method", CLI_PETSC, 0, 1, 0, cli_petsc_ksp_types, NULL,
      NULL},
@@ -379,8 +387,10 @@ static int setup(solve_run *r)
     r->precond_seconds = t2 - t1;
     r->setup_seconds = t2 - t0;
     free(sizes);
-    if (st == KR_OK) warn_singular(r);
-    return st == KR_OK ? 0 : lib_error(r->ctx, st, r->name);
+    if (st != KR_OK) return lib_error(r->ctx, st, r->name);
+    warn_singular(r);
+    if (r->o->verbose) cli_block_conds(r->o->json ? stderr : stdout, r);
+    return 0;
 }
 
 typedef struct monitor_state {
@@ -467,7 +477,8 @@ static void report(const solve_run *r)
                       .matrix_build_seconds = r->matrix_seconds,
                       .precond_build_seconds = r->precond_seconds,
                       .precond_blocks = kr_precond_block_count(r->P),
-                      .precond_singular = kr_precond_singular_blocks(r->P)};
+                      .precond_singular = kr_precond_singular_blocks(r->P),
+                      .cond = r->have_cond ? &r->cond : NULL};
     if (rep.have_forward)
         cli_forward_error(r->x, r->A.nrows, &rep.forward_inf,
                           &rep.forward_rel2);

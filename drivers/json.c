@@ -27,9 +27,16 @@ static void put_string(FILE *f, const char *s)
     fputc('"', f);
 }
 
+/* A newline and two spaces per level. */
+static void indent(cli_json *j, int level)
+{
+    fprintf(j->f, "\n%*s", 2 * level, "");
+}
+
 static void put_key(cli_json *j, const char *key)
 {
-    fputs(j->first ? "\n  " : ",\n  ", j->f);
+    if (!j->first) fputc(',', j->f);
+    indent(j, j->depth + 1);
     j->first = 0;
     put_string(j->f, key);
     fputs(": ", j->f);
@@ -39,6 +46,7 @@ void cli_json_begin(cli_json *j, FILE *f)
 {
     j->f = f;
     j->first = 1;
+    j->depth = 0;
     fputc('{', f);
 }
 
@@ -81,4 +89,20 @@ void cli_json_null(cli_json *j, const char *key)
 {
     put_key(j, key);
     fputs("null", j->f);
+}
+
+void cli_json_open(cli_json *j, const char *key)
+{
+    put_key(j, key);
+    fputc('{', j->f);
+    j->first = 1;
+    j->depth++;
+}
+
+void cli_json_close(cli_json *j)
+{
+    j->depth--;
+    if (!j->first) indent(j, j->depth + 1);
+    fputc('}', j->f);
+    j->first = 0;
 }

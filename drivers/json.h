@@ -8,6 +8,7 @@
 typedef struct cli_json {
     FILE *f;
     int first; /* no member written yet in the open object */
+    int depth; /* nested objects open (cli_json_open)        */
 } cli_json;
 
 void cli_json_begin(cli_json *j, FILE *f);
@@ -18,5 +19,8 @@ void cli_json_num(cli_json *j, const char *key, double value);
 void cli_json_int(cli_json *j, const char *key, long long value);
 void cli_json_bool(cli_json *j, const char *key, int value);
 void cli_json_null(cli_json *j, const char *key);
+/* "key": { ... }: members written until cli_json_close go into it. */
+void cli_json_open(cli_json *j, const char *key);
+void cli_json_close(cli_json *j);
 
 #endif

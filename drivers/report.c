@@ -3,6 +3,7 @@
  * and null in JSON. */
 #include "drivers/report.h"
 
+#include "drivers/block_cond.h"
 #include "drivers/json.h"
 
 #include <math.h>
@@ -135,6 +136,7 @@ static void json_problem(cli_json *j, const cli_report *r)
     if (r->precond_blocks > 0) {
         cli_json_int(j, "precond_blocks", r->precond_blocks);
         cli_json_int(j, "precond_singular_blocks", r->precond_singular);
+        if (r->cond) cli_block_conds_json(j, r->cond);
     }
     cli_json_str(j, "format", r->format);
     cli_json_str(j, "format_requested", r->format_requested);

@@ -4,6 +4,7 @@
 #define KR_DRIVERS_REPORT_H
 
 #include "krylov.h"
+#include "precond/bjacobi_cond.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -30,6 +31,9 @@ typedef struct cli_report {
     int32_t precond_blocks;   /* diagonal blocks (0: not a block
                                  preconditioner; then not reported)  */
     int32_t precond_singular; /* of them singular, replaced           */
+    /* --verbose with bjacobi: the blocks' condition numbers (JSON only;
+     * the text is printed after setup); NULL otherwise */
+    const kr_bjacobi_cond_stats *cond;
 } cli_report;
 
 /* ||x - 1||_inf and ||x - 1||_2 / ||1||_2, for b = A*ones. */

@@ -7,6 +7,7 @@
 #define KR_DRIVERS_SOLVE_H
 
 #include "krylov.h"
+#include "precond/bjacobi_cond.h"
 
 #include <stdio.h>
 
@@ -15,6 +16,7 @@ typedef struct solve_opts {
     const char *method, *precond, *format, *device;
     int s, restart, maxit, threads, monitor, json, help;
     int converged_reason, view; /* PETSc-style reports after the solve */
+    int verbose;                /* bjacobi's block condition numbers    */
     double rtol, atol, dtol;
     /* block-Jacobi: max block size, block sizes file, singular policy */
     int block_size;
@@ -33,6 +35,8 @@ typedef struct solve_run {
     double setup_seconds;   /* matrix_seconds + precond_seconds        */
     double matrix_seconds;  /* kr_matrix_create in the --format        */
     double precond_seconds; /* kr_precond_create_opts                  */
+    int have_cond;          /* --verbose with bjacobi: cond is set     */
+    kr_bjacobi_cond_stats cond;
     kr_result res;
 } solve_run;
 
@@ -45,7 +49,8 @@ int cli_solve_parse(const char *command, int argc, char **argv, solve_opts *o,
 void cli_solve_print_options(FILE *f);
 /* Opens the context and reads or generates A, b and x0. */
 int cli_solve_load(solve_run *r);
-/* Builds the matrix format and the preconditioner (timed). */
+/* Builds the matrix format and the preconditioner (timed); with --verbose
+ * then reports bjacobi's block condition numbers (drivers/block_cond.h). */
 int cli_solve_setup(solve_run *r);
 /* Solves into r->x and r->res, with the monitor when asked. */
 int cli_solve_solve(solve_run *r);

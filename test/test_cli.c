@@ -2,6 +2,8 @@
  * build/krylov) with its output captured, and checks exit codes, the help,
  * the text and JSON reports against independently computed residuals, the
  * output and history files, and that bad input leaves no file behind. */
+#include "precond/bjacobi_cond.h"
+#include "testjson.h"
 #include "testutil.h"
 
 #include <dirent.h>
@@ -111,7 +113,8 @@ START_TEST(help_solve_tells_everything)
         "-b",       "--x0",      "-o",        "--gen",     "--method",
         "--s",      "--restart", "--precond", "--format",  "--rtol",
         "--atol",   "--dtol",    "--maxit",   "--monitor", "--history",
-        "--device", "--json",    "--threads", "--help",    NULL};
+        "--device", "--json",    "--threads", "--help",    "--verbose",
+        NULL};
     run_out r = krylov(scratch_dir(), "solve --help");
     ck_assert_int_eq(r.rc, 0);
     for (int i = 0; opts[i]; i++)
@@ -236,6 +239,137 @@ START_TEST(json_setup_parts_and_blocks)
     ck_assert_int_eq(j.rc, 0);
     ck_assert_ptr_null(strstr(j.out, "precond_blocks"));
     kt_output_free(&j);
+}
+END_TEST
+
+/* The library's block condition numbers for elasticity3d:3 with 3 x 3
+ * node blocks (27 blocks), as `--block-size 3` builds them. */
+static void elasticity_conds(kr_bjacobi_cond *c, kr_bjacobi_cond_stats *st)
+{
+    kr_ctx *ctx = kt_cpu();
+    kr_csr A;
+    ck_assert_int_eq(kr_generate(ctx, "elasticity3d:3", &A), KR_OK);
+    kr_precond_options o;
+    kr_precond_options_default(&o);
+    o.block_size = 3;
+    kr_precond *P;
+    ck_assert_int_eq(kr_precond_create_opts(ctx, &A, "bjacobi", &o, &P), KR_OK);
+    ck_assert_int_eq(kr_bjacobi_cond_compute(ctx, P, &A, c), KR_OK);
+    ck_assert_int_eq(kr_bjacobi_cond_summarize(ctx, c, st), KR_OK);
+    ck_assert_int_eq(c->nb, 27);
+    kr_precond_destroy(P);
+    kr_csr_free(&A);
+    kr_ctx_destroy(ctx);
+}
+
+/* Lines of text that start with "  block " */
+static int block_lines(const char *text)
+{
+    int n = 0;
+    for (const char *p = strstr(text, "\n  block "); p;
+         p = strstr(p + 1, "\n  block "))
+        n++;
+    return n;
+}
+
+/* Each block's line, in the words of bjacobi's singular-block error, with
+ * the library's number (printed to 4 digits). */
+static void check_block_lines(const char *text, const kr_bjacobi_cond *c)
+{
+    ck_assert_int_eq(block_lines(text), c->nb);
+    for (int32_t b = 0; b < c->nb; b++) {
+        int s = (int)c->starts[b], e = (int)c->starts[b + 1] - 1;
+        char want[128];
+        snprintf(want, sizeof want,
+                 "\n  block %d (rows %d..%d, 1-based %d..%d): size %d, cond ",
+                 (int)b, s, e, s + 1, e + 1, e - s + 1);
+        const char *p = strstr(text, want);
+        ck_assert_msg(p, "no line '%s' in:\n%s", want + 1, text);
+        double v = strtod(p + strlen(want), NULL);
+        ck_assert_double_eq_tol(v, c->cond[b], 5e-4 * c->cond[b]);
+    }
+}
+
+START_TEST(verbose_block_conditions)
+{
+    const char *dir = scratch_dir();
+    const char *args = "solve --gen elasticity3d:3 --precond bjacobi "
+                       "--block-size 3 --device cpu --verbose";
+    kr_bjacobi_cond c;
+    kr_bjacobi_cond_stats st;
+    elasticity_conds(&c, &st);
+    run_out r = krylov(dir, "%s", args);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    check_block_lines(r.out, &c);
+    ck_assert(strstr(r.out, "blocks:  27 (27 inverted, 0 replaced)"));
+    ck_assert(strstr(r.out, "> 1e8:   0 of 27 inverted blocks"));
+    ck_assert(strstr(r.out, "CONVERGED_")); /* the report follows */
+    kt_output_free(&r);
+    /* with --json: the lines on stderr, the summary in the object */
+    r = krylov(dir, "%s --json", args);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    check_block_lines(r.err, &c);
+    ck_assert_ptr_null(strstr(r.out, "block 0 ("));
+    ck_assert_msg(json_balanced(r.out), "not one JSON object:\n%s", r.out);
+    ck_assert_double_eq(json_num(r.out, "precond_blocks"), 27);
+    const char *o =
+        kt_json_member(r.out, r.out + strlen(r.out), "block_conditions");
+    ck_assert_msg(o && *o == '{', "no block_conditions in:\n%s", r.out);
+    const char *e = kt_json_value(o);
+    ck_assert_ptr_nonnull(e);
+    ck_assert_double_eq(kt_json_num(o, e, "blocks"), 27);
+    ck_assert_double_eq(kt_json_num(o, e, "replaced"), 0);
+    ck_assert_double_eq(kt_json_num(o, e, "min"), st.min);
+    ck_assert_double_eq(kt_json_num(o, e, "median"), st.median);
+    ck_assert_double_eq(kt_json_num(o, e, "max"), st.max);
+    ck_assert_double_eq(kt_json_num(o, e, "max_block"), st.max_block);
+    ck_assert_double_eq(kt_json_num(o, e, "over_1e8"), st.high);
+    ck_assert_double_eq(kt_json_num(o, e, "over_1e12"), st.extreme);
+    kt_output_free(&r);
+    kr_bjacobi_cond_free(&c);
+    /* without --verbose the JSON is as before */
+    r = krylov(dir, "solve --gen elasticity3d:3 --precond bjacobi --json");
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert_ptr_null(strstr(r.out, "block_conditions"));
+    kt_output_free(&r);
+}
+END_TEST
+
+/* A singular block is marked replaced; a preconditioner without blocks
+ * says so, and its JSON gains nothing. */
+START_TEST(verbose_replaced_and_no_blocks)
+{
+    const char *dir = scratch_dir();
+    /* 4 x 4, nonsingular; its first 2 x 2 block repeats a row */
+    const char *a =
+        kt_write_file(dir, "s.mtx",
+                      "%%MatrixMarket matrix coordinate real "
+                      "general\n4 4 10\n1 1 1\n1 2 1\n1 3 1\n2 1 1\n"
+                      "2 2 1\n2 4 1\n3 1 1\n3 3 2\n4 2 1\n"
+                      "4 4 2\n");
+    run_out r = krylov(dir,
+                       "solve %s --precond bjacobi --block-size 2 --method "
+                       "gmres --device cpu --verbose --json",
+                       a);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    ck_assert_msg(strstr(r.err, "\n  block 0 (rows 0..1, 1-based 1..2): size "
+                                "2, replaced (singular: scalar Jacobi"),
+                  "%s", r.err);
+    ck_assert(strstr(r.err, "\n  block 1 (rows 2..3, 1-based 3..4): size 2, "
+                            "cond 1.000e+00\n"));
+    ck_assert_double_eq(json_num(r.out, "replaced"), 1);
+    ck_assert_double_eq(json_num(r.out, "max_block"), 1);
+    kt_output_free(&r);
+    r = krylov(dir, "solve --gen poisson2d:8 --precond jacobi --verbose");
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert(strstr(r.out, "preconditioner jacobi has no diagonal blocks"));
+    ck_assert_int_eq(block_lines(r.out), 0);
+    kt_output_free(&r);
+    r = krylov(dir, "solve --gen poisson2d:8 --precond none --verbose --json");
+    ck_assert_int_eq(r.rc, 0);
+    ck_assert(strstr(r.err, "preconditioner none has no diagonal blocks"));
+    ck_assert(json_balanced(r.out) && !strstr(r.out, "block_conditions"));
+    kt_output_free(&r);
 }
 END_TEST
 
@@ -600,6 +734,8 @@ int main(void)
     tcase_add_test(tc, solve_converges);
     tcase_add_test(tc, json_matches_text);
     tcase_add_test(tc, json_setup_parts_and_blocks);
+    tcase_add_test(tc, verbose_block_conditions);
+    tcase_add_test(tc, verbose_replaced_and_no_blocks);
     tcase_add_test(tc, output_file_has_reported_residual);
     tcase_add_test(tc, history_has_every_iteration);
     tcase_add_test(tc, maxit_not_converged);

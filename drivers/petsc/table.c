@@ -1,9 +1,11 @@
 /* The comparison as one table (rows: iterations, reason, true residual,
  * times; columns: krylov, PETSc) or as one flat JSON object with the same
- * numbers, plus the host-side residual and difference norms both use.
+ * numbers (with --verbose, bjacobi's nested "block_conditions" summary),
+ * plus the host-side residual and difference norms both use.
  * With bjacobi both also name the blocks and say when the two sides'
  * preconditioners differ (singular blocks), since the iteration counts
  * then compare different methods. */
+#include "drivers/block_cond.h"
 #include "drivers/json.h"
 #include "drivers/petsc/compare.h"
 #include "krylov.h"
@@ -176,6 +178,7 @@ static void blocks_json(cli_json *j, const solve_run *r, const cmp_result *c)
     cli_json_num(j, "block_size_mean", b->mean);
     cli_json_int(j, "krylov_singular_blocks", b->singular);
     cli_json_str(j, "krylov_singular_policy", r->o->bjacobi_singular);
+    if (r->have_cond) cli_block_conds_json(j, &r->cond);
 }
 
 void cmp_print_json(FILE *f, const solve_run *r, const cmp_result *c)
