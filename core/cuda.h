@@ -24,8 +24,9 @@ typedef struct kr_cuda_state {
     cudaStream_t stream;
     cublasHandle_t cublas;
     cusparseHandle_t cusparse;
-    double *d_scratch; /* KR_CUDA_SCRATCH doubles of device memory */
-    double *h_scratch; /* KR_CUDA_SCRATCH doubles of pinned host memory */
+    cudaMemPool_t pool; /* every device allocation (cuda_backend.cu) */
+    double *d_scratch;  /* KR_CUDA_SCRATCH doubles of device memory */
+    double *h_scratch;  /* KR_CUDA_SCRATCH doubles of pinned host memory */
     int sm_count;
     /* The record of live device allocations, so that kr_ctx_device_bytes
      * can say what the context holds. */

@@ -32,7 +32,7 @@ static kr_status record_alloc(kr_ctx *ctx, void *p, size_t bytes)
         size_t cap = st->cap_allocs ? 2 * st->cap_allocs : 64;
         void *grown = realloc(st->allocs, cap * sizeof *st->allocs);
         if (!grown) {
-            cudaFree(p);
+            cudaFreeAsync(p, st->stream);
             return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
         }
         st->allocs = (kr_cuda_alloc *)grown;
@@ -49,13 +49,23 @@ static kr_status record_alloc(kr_ctx *ctx, void *p, size_t bytes)
 static kr_status cu_alloc(kr_ctx *ctx, void **p, size_t bytes)
 {
     *p = NULL;
-    cudaError_t e = cudaMalloc(p, bytes ? bytes : 8);
-    if (e == cudaSuccess) {
-        kr_status st = record_alloc(ctx, *p, bytes ? bytes : 8);
-        if (st != KR_OK) *p = NULL;
-        return st;
+    kr_cuda_state *st = kr_cuda(ctx);
+    size_t n = bytes ? bytes : 8;
+    cudaError_t e = cudaMallocFromPoolAsync(p, n, st->pool, st->stream);
+    if (e == cudaErrorMemoryAllocation) {
+        /* memory the pool keeps may be what is missing: give it back to
+         * the device and try once more */
+        cudaGetLastError();
+        cudaStreamSynchronize(st->stream);
+        cudaMemPoolTrimTo(st->pool, 0);
+        e = cudaMallocFromPoolAsync(p, n, st->pool, st->stream);
     }
-    cudaGetLastError(); /* clear the sticky-free error state */
+    if (e == cudaSuccess) {
+        kr_status rs = record_alloc(ctx, *p, n);
+        if (rs != KR_OK) *p = NULL;
+        return rs;
+    }
+    cudaGetLastError(); /* clear the error state */
     size_t free_b = 0, total_b = 0;
     cudaMemGetInfo(&free_b, &total_b);
     return kr_fail(ctx, KR_ERR_NOMEM,
@@ -74,7 +84,7 @@ static void cu_release(kr_ctx *ctx, void *p)
             st->allocs[i] = st->allocs[--st->nallocs];
             break;
         }
-    cudaFree(p);
+    cudaFreeAsync(p, st->stream);
 }
 
 static kr_status cu_upload(kr_ctx *ctx, void *dst, const void *src,
@@ -558,6 +568,27 @@ static kr_status probe_device(kr_ctx *ctx, cudaDeviceProp *prop)
     return KR_OK;
 }
 
+/* The context's memory pool. Allocations are stream-ordered on the one
+ * stream and freed memory stays reserved up to KR_CUDA_POOL_KEEP bytes, so
+ * that a setup or a solve that allocates and frees (a preconditioner
+ * build, say) costs about a microsecond per allocation after the first
+ * time, instead of a cudaMalloc and a synchronising cudaFree. */
+#define KR_CUDA_POOL_KEEP ((uint64_t)1 << 30)
+
+static kr_status create_pool(kr_ctx *ctx, kr_cuda_state *st)
+{
+    cudaMemPoolProps props;
+    memset(&props, 0, sizeof props);
+    props.allocType = cudaMemAllocationTypePinned;
+    props.location.type = cudaMemLocationTypeDevice;
+    props.location.id = st->device;
+    KR_CUDA_TRY(ctx, cudaMemPoolCreate(&st->pool, &props));
+    uint64_t keep = KR_CUDA_POOL_KEEP;
+    KR_CUDA_TRY(ctx, cudaMemPoolSetAttribute(
+                         st->pool, cudaMemPoolAttrReleaseThreshold, &keep));
+    return KR_OK;
+}
+
 static kr_status create_handles(kr_ctx *ctx, kr_cuda_state *st)
 {
     KR_CUDA_TRY(ctx,
@@ -566,6 +597,7 @@ static kr_status create_handles(kr_ctx *ctx, kr_cuda_state *st)
     KR_CUBLAS_TRY(ctx, cublasSetStream(st->cublas, st->stream));
     KR_CUSPARSE_TRY(ctx, cusparseCreate(&st->cusparse));
     KR_CUSPARSE_TRY(ctx, cusparseSetStream(st->cusparse, st->stream));
+    KR_TRY(create_pool(ctx, st));
     KR_TRY(cu_alloc(ctx, (void **)&st->d_scratch,
                     KR_CUDA_SCRATCH * sizeof(double)));
     KR_CUDA_TRY(ctx, cudaMallocHost((void **)&st->h_scratch,
@@ -580,8 +612,11 @@ void kr_cuda_backend_fini(kr_ctx *ctx)
     if (st->stream) cudaStreamSynchronize(st->stream);
     if (st->cusparse) cusparseDestroy(st->cusparse);
     if (st->cublas) cublasDestroy(st->cublas);
-    if (st->d_scratch) cudaFree(st->d_scratch);
+    if (st->d_scratch) cudaFreeAsync(st->d_scratch, st->stream);
     if (st->h_scratch) cudaFreeHost(st->h_scratch);
+    if (st->stream) cudaStreamSynchronize(st->stream);
+    /* a pool with live allocations goes once they are freed */
+    if (st->pool) cudaMemPoolDestroy(st->pool);
     if (st->stream) cudaStreamDestroy(st->stream);
     free(st->allocs);
     free(st);
