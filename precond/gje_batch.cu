@@ -265,24 +265,32 @@ __global__ void __launch_bounds__(GJE_THREADS, GJE_MINB(P))
                      });
 }
 
-/* Shared extraction: the sub-warp reads each block row with coalesced
- * loads (lanes stride along the row), drops the entries outside the block
- * into a zeroed k x k tile, and then lane li takes row li from the tile. */
+/* Shared extraction: the sub-warp walks the entries of the block's rows as
+ * one stream (lane li takes entries li, li + P, ...: coalesced, every lane
+ * busy whatever the row lengths, and no load waits for another, so that a
+ * small batch is not a chain of per-row load latencies), drops the
+ * entries outside the block into a zeroed k x k tile, and then lane li
+ * takes row li from the tile. rp holds the block's k + 1 row pointers. */
 template <int P>
 __device__ __forceinline__ double
-load_csr(double (&row)[P], double (*tile)[P + 1], const block_ref &r, int li,
-         const int32_t *__restrict__ rowptr, const int32_t *__restrict__ colind,
-         const double *__restrict__ val)
+load_csr(double (&row)[P], double (*tile)[P + 1], int32_t *rp,
+         const block_ref &r, int li, const int32_t *__restrict__ rowptr,
+         const int32_t *__restrict__ colind, const double *__restrict__ val)
 {
     for (int e = li; e < P * (P + 1); e += P)
         (&tile[0][0])[e] = 0.0;
+    for (int i = li; i <= r.k; i += P)
+        rp[i] = rowptr[r.s + i];
     __syncwarp();
-    for (int i = 0; i < r.k; i++) {
-        const int32_t end = rowptr[r.s + i + 1];
-        for (int32_t q = rowptr[r.s + i] + li; q < end; q += P) {
-            const int32_t j = colind[q] - r.s;
-            if (j >= 0 && j < r.k) tile[i][j] = val[q];
-        }
+    const int32_t base = rp[0], len = rp[r.k] - base;
+    int i = 0; /* this lane's row: rp[i] <= q < rp[i + 1] */
+#pragma unroll 4
+    for (int32_t e = li; e < len; e += P) {
+        const int32_t q = base + e;
+        while (rp[i + 1] <= q)
+            i++;
+        const int32_t j = colind[q] - r.s;
+        if (j >= 0 && j < r.k) tile[i][j] = val[q];
     }
     __syncwarp();
     double rmax = 0.0;
@@ -303,10 +311,11 @@ __global__ void __launch_bounds__(GJE_THREADS, GJE_MINB(P))
               int32_t *info)
 {
     __shared__ __align__(16) double tile_all[GJE_THREADS / P][P][P + 1];
+    __shared__ int32_t rp_all[GJE_THREADS / P][P + 1];
     invert_blocks<P>(starts, offs, order, lo, hi, out, info,
                      [&](double(&row)[P], const block_ref &r, int li, int sub) {
-                         return load_csr<P>(row, tile_all[sub], r, li, rowptr,
-                                            colind, val);
+                         return load_csr<P>(row, tile_all[sub], rp_all[sub], r,
+                                            li, rowptr, colind, val);
                      });
 }
 
@@ -357,8 +366,12 @@ __global__ void k_pattern_flags(int32_t n, const int32_t *__restrict__ rowptr,
             const int32_t len = b - a;
             if (rowptr[i + 1] - b == len) {
                 f = 0;
-                for (int32_t q = 0; q < len && !f; q++)
-                    f = colind[a + q] != colind[b + q];
+                /* four pairs of loads in flight, not one */
+                for (int32_t q = 0; q < len && !f; q += 4)
+#pragma unroll
+                    for (int u = 0; u < 4; u++)
+                        if (q + u < len)
+                            f |= colind[a + q + u] != colind[b + q + u];
             }
         }
         flags[i] = f;
