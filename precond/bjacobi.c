@@ -161,21 +161,45 @@ static kr_status singular_error(kr_ctx *ctx, const bj_impl *m,
                    m->nsingular > named ? ", ..." : "");
 }
 
+/* Writes the stand-ins of the singular blocks first..last-1 (consecutive,
+ * so their entries are too) with one upload. */
+static kr_status replace_run(kr_ctx *ctx, const kr_csr *A,
+                             kr_singular_policy policy, bj_impl *m,
+                             int32_t first, int32_t last)
+{
+    const int64_t *offs = m->bb.h_offs;
+    size_t len = (size_t)(offs[last] - offs[first]);
+    double *D = malloc(len * sizeof *D);
+    if (!D) return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
+    for (int32_t b = first; b < last; b++) {
+        int32_t s = m->bb.h_starts[b], k = m->bb.h_starts[b + 1] - s;
+        replace_block(A, s, k, policy, D + (offs[b] - offs[first]));
+    }
+    kr_status st =
+        ctx->ops->upload(ctx, m->inv + offs[first], D, len * sizeof *D);
+    free(D);
+    return st;
+}
+
 /* Counts the singular blocks and, unless the policy is an error, writes
- * each one's stand-in over its (unspecified) inverse. */
+ * each one's stand-in over its (unspecified) inverse, one upload per run
+ * of consecutive singular blocks. */
 static kr_status apply_policy(kr_ctx *ctx, const kr_csr *A,
                               kr_singular_policy policy, bj_impl *m,
                               const int32_t *bad)
 {
-    double D[KR_GJE_MAX * KR_GJE_MAX];
-    for (int32_t b = 0; b < m->bb.nb; b++) {
-        if (!bad[b]) continue;
-        m->nsingular++;
-        if (policy == KR_SINGULAR_ERROR) continue;
-        int32_t s = m->bb.h_starts[b], k = m->bb.h_starts[b + 1] - s;
-        replace_block(A, s, k, policy, D);
-        KR_TRY(ctx->ops->upload(ctx, m->inv + m->bb.h_offs[b], D,
-                                sizeof(double) * (size_t)(k * k)));
+    for (int32_t b = 0; b < m->bb.nb;) {
+        if (!bad[b]) {
+            b++;
+            continue;
+        }
+        int32_t e = b;
+        while (e < m->bb.nb && bad[e])
+            e++;
+        m->nsingular += e - b;
+        if (policy != KR_SINGULAR_ERROR)
+            KR_TRY(replace_run(ctx, A, policy, m, b, e));
+        b = e;
     }
     if (m->nsingular > 0 && policy == KR_SINGULAR_ERROR)
         return singular_error(ctx, m, bad);
