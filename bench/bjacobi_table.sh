@@ -1,10 +1,12 @@
 #!/bin/sh
 # Block-Jacobi against Jacobi on real matrices: for every .mtx in
-# $KRYLOV_MATRICES (default ../shared/matrices), `krylov solve` with IDR(4),
-# GMRES(30) and BiCGSTAB, each with --precond jacobi and --precond bjacobi,
-# rtol 1e-9, maxit 50000, b = A*ones, x0 = 0, --json. Writes a Markdown
-# table and summary counts to $RESULTS/bjacobi-vs-jacobi-DEVICE-DATE.md and
-# prints it.
+# $KRYLOV_MATRICES (default ../shared/matrices), `krylov bench solve` with
+# IDR(4), GMRES(30) and BiCGSTAB, each with --precond jacobi and --precond
+# bjacobi, rtol 1e-9, maxit 50000, b = A*ones, x0 = 0: one warm-up run (the
+# setup and at most 100 iterations, untimed, so that loading the GPU
+# kernels is not counted) and then the timed solve(s), medians of $REPS.
+# Writes a Markdown table and summary counts to
+# $RESULTS/bjacobi-vs-jacobi-DEVICE-DATE.md and prints it.
 #
 # Usage: sh bench/bjacobi_table.sh BUILD [DEVICE]
 #   BUILD    the build folder holding krylov (e.g. build)
@@ -16,6 +18,8 @@
 #                    off is recorded as "timeout"
 #   RESULTS          output folder (default bench/results)
 #   THREADS          CPU threads (default 0: the OpenMP default)
+#   REPS             timed solves per (matrix, method, preconditioner),
+#                    medians reported (default 1)
 #   JOBS             matrices solved at once (default 1); more finish
 #                    sooner but share the device, so their times mean
 #                    little: use it for the success counts only
@@ -33,6 +37,7 @@ timeout_s=${TIMEOUT:-60}
 results=${RESULTS:-bench/results}
 threads=${THREADS:-0}
 jobs=${JOBS:-1}
+reps=${REPS:-1}
 rtol=1e-9
 maxit=50000
 
@@ -52,12 +57,13 @@ field() {
 # Seconds with 4 significant digits, "-" when absent.
 secs() { awk -v v="$1" 'BEGIN { if (v == "" || v == "-") print "-"; else printf "%.4g", v }'; }
 
-# Why a solve that printed no report failed, from its stderr.
+# Why a solve that gave no result failed, from its stderr.
 failure() {
     if grep -Eq 'zero diagonal|diagonal entry .* zero' "$err"; then
         echo "refused: zero diagonal"
     else
-        echo "error: $(head -n 1 "$err" | sed 's/^krylov: error: //; s/|/\\|/g' | cut -c1-100)"
+        msg=$(grep -m 1 'failed: \|error: ' "$err" || head -n 1 "$err")
+        echo "error: $(printf '%s' "$msg" | sed 's/^.*failed: //; s/^krylov: error: //; s/|/\\|/g' | cut -c1-100)"
     fi
 }
 
@@ -68,30 +74,34 @@ run_solve() { # matrix method precond
     gmres) mopt="--restart 30" ;;
     *) mopt="" ;;
     esac
+    jf="$err.json"
+    rm -f "$jf"
     # shellcheck disable=SC2086 # $to and $mopt are lists of words
-    json=$($to "$krylov" solve "$1" --method "$2" $mopt --precond "$3" \
+    $to "$krylov" bench solve "$1" --method "$2" $mopt --precond "$3" \
         --rtol $rtol --maxit $maxit --device "$device" --threads "$threads" \
-        --json 2>"$err")
+        --reps "$reps" --warmup 1 --json "$jf" >/dev/null 2>"$err"
     rc=$?
+    json=$(cat "$jf" 2>/dev/null)
     its=- pset=- solve=- ok=no note="" blocks="" singular=""
     if [ -n "$to" ] && [ "$rc" -eq 124 ]; then
         note="timeout (${timeout_s} s)"
         return
     fi
-    if [ "$rc" -gt 1 ] || [ -z "$json" ]; then
+    if [ "$rc" -ne 0 ] || [ "$(field status)" != ok ]; then
         note=$(failure)
         return
     fi
     [ -s "$tmp/device" ] || field device >"$tmp/device"
     its=$(field iterations)
-    pset=$(field precond_build_seconds)
-    solve=$(field solve_seconds)
+    pset=$(field precond_build_s)
+    solve=$(field solve_s)
     blocks=$(field precond_blocks)
     singular=$(field precond_singular_blocks)
-    ok=$(awk -v c="$(field converged)" -v r="$(field true_relative_residual)" \
+    conv=$(field reason | sed -n 's/^CONVERGED.*/true/p')
+    ok=$(awk -v c="$conv" -v r="$(field true_relative_residual)" \
         -v i="$its" -v t=$rtol -v m=$maxit \
         'BEGIN { print (c == "true" && r != "null" && r + 0 <= t + 0 && i + 0 <= m) ? "yes" : "no" }')
-    if [ "$ok" = no ] && [ "$(field converged)" = true ]; then
+    if [ "$ok" = no ] && [ "$conv" = true ]; then
         note="converged, but true rel. residual $(field true_relative_residual)"
     elif [ "$ok" = no ]; then
         note=$(field reason)
@@ -185,7 +195,7 @@ out="$results/bjacobi-vs-jacobi-$kind-$date.md"
 {
     echo "## Block-Jacobi vs Jacobi: ${dev_name:-$device}, $date"
     echo
-    echo "\`krylov solve\` ($("$krylov" --version 2>/dev/null | head -n 1)) on every matrix of $dir; b = A*ones, x0 = 0, rtol $rtol, maxit $maxit; IDR(4), GMRES(30), BiCGSTAB; bjacobi: supervariable blocks up to 32 rows, singular blocks replaced by scalar Jacobi (blocks column: count (singular)). Success (ok) = converged with true relative residual <= $rtol within $maxit iterations. Times in seconds: jacobi time = its preconditioner build + solve; bjacobi setup = its preconditioner build (precond_build_seconds, the matrix build excluded for both); share = setup / (setup + solve); speedup = jacobi time / bjacobi (setup + solve), where both succeed. Solves cut off after $timeout_s s are 'timeout'. The run took $took s with JOBS = $jobs (matrices solved at once)$([ "$jobs" -gt 1 ] && echo ': the times are distorted by the sharing')."
+    echo "\`krylov bench solve\` ($("$krylov" --version 2>/dev/null | head -n 1)) on every matrix of $dir; b = A*ones, x0 = 0, rtol $rtol, maxit $maxit; per (matrix, method, preconditioner) one untimed warm-up (the setup and at most 100 iterations) and then the median of $reps timed solve(s); IDR(4), GMRES(30), BiCGSTAB; bjacobi: supervariable blocks up to 32 rows, singular blocks replaced by scalar Jacobi (blocks column: count (singular)). Success (ok) = converged with true relative residual <= $rtol within $maxit iterations. Times in seconds: jacobi time = its preconditioner build + solve; bjacobi setup = its preconditioner build (precond_build_seconds, the matrix build excluded for both); share = setup / (setup + solve); speedup = jacobi time / bjacobi (setup + solve), where both succeed. Solves cut off after $timeout_s s are 'timeout'. The run took $took s with JOBS = $jobs (matrices solved at once)$([ "$jobs" -gt 1 ] && echo ': the times are distorted by the sharing')."
     echo
     echo "| matrix | n | method | jacobi its | jacobi time | jacobi ok | bjacobi its | bjacobi setup | bjacobi solve | bjacobi ok | setup share | speedup | blocks | note |"
     echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"

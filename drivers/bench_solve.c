@@ -16,9 +16,13 @@
 typedef struct solve_opts {
     BENCH_COMMON_FIELDS;
     const char *method, *precond, *format;
-    int s, restart, maxit;
+    int s, restart, maxit, warmup;
     double rtol, atol;
 } solve_opts;
+
+/* Iterations of a warm-up solve at most: it is there to load the kernels
+ * and fill the memory pool, not to converge. */
+#define WARMUP_MAXIT 100
 
 typedef struct solve_row {
     const bench_item *item;
@@ -28,6 +32,7 @@ typedef struct solve_row {
     char chosen[32];      /* the concrete format (--format auto picks)   */
     char format_why[640]; /* why auto picked it, or ""               */
     int iterations, its_varied;
+    int32_t blocks, singular; /* the preconditioner's diagonal blocks */
     kr_reason reason;
     double true_rel; /* ||b - A x|| / ||b||                     */
     double setup_s, matrix_s, precond_s, solve_s, per_iter_s; /* medians */
@@ -75,6 +80,10 @@ static const cli_opt solve_table[] = {
      "GMRES restart length"},
     {"--reps", NULL, CLI_INT, OFF(reps), 1, 1000, NULL, "N",
      "solves per matrix (setup included); medians are reported"},
+    {"--warmup", NULL, CLI_INT, OFF(warmup), 0, 100, NULL, "N",
+     "untimed runs per matrix before the reps: the whole setup and at most "
+     "100 iterations, so that one-time costs (loading the GPU kernels, "
+     "filling the memory pool) stay out of the medians"},
     BENCH_COMMON_OPTS(solve_opts),
     {NULL, NULL, CLI_FLAG, 0, 0, 0, NULL, NULL, NULL},
 };
@@ -97,6 +106,7 @@ static void solve_defaults(solve_opts *o)
     o->format = KR_FORMAT_DEFAULT;
     o->device = "auto";
     o->reps = 3;
+    o->warmup = 1;
 }
 
 static void print_help(void)
@@ -106,15 +116,16 @@ static void print_help(void)
     printf("usage: krylov bench solve [A.mtx ...] [--gen SPEC ...] "
            "[options]\n\n"
            "Solves A x = b (b = A*ones, x0 = 0, as krylov solve does) --reps "
-           "times per\nmatrix and reports the medians of the setup (matrix "
-           "build + preconditioner\nbuild), the iterations and the time per "
-           "iteration, next to the bytes one\niteration must move (SpMVs at "
-           "their minimum bytes, preconditioner and vector\npasses counted "
-           "from solver/<method>.c; the model is printed with the "
-           "results),\nthe time those bytes take at the copy bandwidth "
-           "measured in the same run,\nand measured / floor. A solve that "
-           "does not converge is reported, not an\nerror (exit 0). The "
-           "default matrix set is that of 'krylov bench spmv'.\n\n"
+           "times per\nmatrix, after --warmup untimed runs, and reports the "
+           "medians of the setup\n(matrix build + preconditioner build), the "
+           "iterations and the time per\niteration, next to the bytes one "
+           "iteration must move (SpMVs at their\nminimum bytes, "
+           "preconditioner and vector passes counted from\n"
+           "solver/<method>.c; the model is printed with the results), the "
+           "time those\nbytes take at the copy bandwidth measured in the same "
+           "run, and measured /\nfloor. A solve that does not converge is "
+           "reported, not an error (exit 0).\nThe default matrix set is that "
+           "of 'krylov bench spmv'.\n\n"
            "options:\n");
     cli_print_options(stdout, solve_table, &d);
     printf("\n");
@@ -178,7 +189,14 @@ static void note_format(solve_row *row, const kr_matrix *M)
              kr_matrix_format_reason(M));
 }
 
-/* One solve, setup included; t = setup, matrix, precond, solve seconds. */
+static void note_blocks(solve_row *row, const kr_precond *P)
+{
+    row->blocks = kr_precond_block_count(P);
+    row->singular = kr_precond_singular_blocks(P);
+}
+
+/* One solve, setup included; t = setup, matrix, precond, solve seconds.
+ * rep < 0: a warm-up, capped at WARMUP_MAXIT iterations and not recorded. */
 static kr_status one_rep(solve_run *r, solve_row *row, solve_mat *m, int rep)
 {
     kr_matrix *M = NULL;
@@ -186,16 +204,18 @@ static kr_status one_rep(solve_run *r, solve_row *row, solve_mat *m, int rep)
     kr_result res = {0};
     kr_solve_options opt;
     solver_options(r->o, &opt);
+    if (rep < 0 && opt.maxit > WARMUP_MAXIT) opt.maxit = WARMUP_MAXIT;
     double t0 = kr_wtime();
     kr_status st = kr_matrix_create(r->ctx, &m->A, r->o->format, &M);
     double t1 = kr_wtime();
     if (st == KR_OK && rep == 0) note_format(row, M);
     if (st == KR_OK) st = kr_precond_create(r->ctx, &m->A, r->o->precond, &P);
     double t2 = kr_wtime();
+    if (st == KR_OK && rep == 0) note_blocks(row, P);
     if (st == KR_OK) st = kr_vec_fill(m->x, 0.0);
     if (st == KR_OK) st = kr_solve(r->ctx, M, P, m->b, m->x, &opt, &res);
     double t[4] = {t2 - t0, t1 - t0, t2 - t1, res.solve_seconds};
-    if (st == KR_OK) record(row, m, rep, t, &res);
+    if (st == KR_OK && rep >= 0) record(row, m, rep, t, &res);
     kr_result_free(&res);
     kr_precond_destroy(P);
     kr_matrix_destroy(M);
@@ -264,7 +284,7 @@ static int run_solves(solve_run *r, solve_row *row, solve_mat *m)
     int rc = prepare(r, row, m);
     if (rc) return rc;
     kr_status st = KR_OK;
-    for (int rep = 0; rep < r->o->reps && st == KR_OK; rep++)
+    for (int rep = -r->o->warmup; rep < r->o->reps && st == KR_OK; rep++)
         st = one_rep(r, row, m, rep);
     if (st != KR_OK) return row_failed(r, row, st);
     finish_row(r, row, m);
@@ -303,17 +323,20 @@ static void md_header(FILE *f, const solve_run *r)
             "# krylov bench solve\n\n"
             "- device: %s\n- date (UTC): %s\n"
             "- settings: method %s, precond %s, format %s, rtol %g, atol %g, "
-            "maxit %d, s %d, restart %d, reps %d, threads %d; b = A*ones, "
-            "x0 = 0\n"
+            "maxit %d, s %d, restart %d, reps %d, warmup %d, threads %d; "
+            "b = A*ones, x0 = 0\n"
             "- copy bandwidth: %.2f GB/s (device-to-device copy of %zu MiB, "
             "bytes read + written, median of %d)\n"
-            "- times are medians of the reps; setup = matrix build + "
-            "preconditioner build; ms/it = solve time / iterations\n"
+            "- times are medians of the reps, after the warm-up runs (each "
+            "the whole setup and at most %d iterations, untimed); setup = "
+            "matrix build + preconditioner build; ms/it = solve time / "
+            "iterations\n"
             "- floor = bytes per iteration / copy bandwidth; SpMV bytes: %s\n",
             kr_ctx_device_name(r->ctx), r->date, o->method, o->precond,
             o->format, o->rtol, o->atol, o->maxit, o->s, o->restart, o->reps,
-            kr_ctx_threads(r->ctx), r->copy_bps * 1e-9, r->copy_bytes >> 20,
-            BENCH_COPY_REPS, BENCH_SPMV_MODEL);
+            o->warmup, kr_ctx_threads(r->ctx), r->copy_bps * 1e-9,
+            r->copy_bytes >> 20, BENCH_COPY_REPS, WARMUP_MAXIT,
+            BENCH_SPMV_MODEL);
     for (int i = 0; i < r->nrows; i++)
         if (r->rows[i].ok) { /* GMRES's depends on the iterations: in JSON */
             fprintf(f, "- bytes per iteration: %s\n", r->rows[i].model.text);
@@ -365,6 +388,8 @@ static void json_row(FILE *f, const solve_row *w)
         cli_json_bool(&j, "iterations_varied", w->its_varied);
         cli_json_str(&j, "reason", kr_reason_name(w->reason));
         cli_json_num(&j, "true_relative_residual", w->true_rel);
+        cli_json_int(&j, "precond_blocks", w->blocks);
+        cli_json_int(&j, "precond_singular_blocks", w->singular);
         cli_json_num(&j, "setup_s", w->setup_s);
         cli_json_num(&j, "matrix_build_s", w->matrix_s);
         cli_json_num(&j, "precond_build_s", w->precond_s);
@@ -400,6 +425,7 @@ static void json_settings(cli_json *j, const solve_run *r)
     cli_json_int(&s, "s", o->s);
     cli_json_int(&s, "restart", o->restart);
     cli_json_int(&s, "reps", o->reps);
+    cli_json_int(&s, "warmup", o->warmup);
     cli_json_str(&s, "device_requested", o->device);
     cli_json_int(&s, "threads", kr_ctx_threads(r->ctx));
     cli_json_int(&s, "copy_bytes", (long long)r->copy_bytes);
