@@ -27,7 +27,8 @@
 # Success = converged, true relative residual <= 1e-9, within 50,000
 # iterations. Jacobi refuses a matrix with a zero diagonal entry: recorded
 # as "refused: zero diagonal". Singular diagonal blocks get scalar Jacobi
-# (bjacobi's default); their count is in the table.
+# (bjacobi's default); their count is in the table. A solve that restarted
+# after a residual gap (--gap-restarts, default 3) says so in its note.
 set -u
 build=${1:?usage: sh bench/bjacobi_table.sh BUILD [DEVICE]}
 device=${2:-auto}
@@ -105,6 +106,11 @@ run_solve() { # matrix method precond
         note="converged, but true rel. residual $(field true_relative_residual)"
     elif [ "$ok" = no ]; then
         note=$(field reason)
+    fi
+    # restarts from x after a residual gap (absent from older builds' JSON)
+    restarts=$(field true_residual_restarts)
+    if [ "${restarts:-0}" -gt 0 ]; then
+        note="${note:+$note, }$restarts true-residual restart(s)"
     fi
 }
 

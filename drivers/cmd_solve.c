@@ -78,6 +78,10 @@ static const cli_opt solve_table[] = {
      "diverged when ||r|| > dtol*max(||b||, ||r0||); 0 turns it off"},
     {"--maxit", NULL, CLI_INT, OFF(maxit), 0, INT_MAX, NULL, "N",
      "maximum number of iterations"},
+    {"--gap-restarts", NULL, CLI_INT, OFF(gap_restarts), 0, 100, NULL, "N",
+     "when the method converged but the true residual ||b - A x|| misses "
+     "the tolerance, restart it from x up to N times (within --maxit); if "
+     "it still misses: DIVERGED_RESIDUAL_GAP, exit 1"},
     {"--monitor", NULL, CLI_FLAG, OFF(monitor), 0, 0, NULL, NULL,
      "print ||r||/||b|| at every iteration (to stderr with --json)"},
     {"--history", NULL, CLI_STR, OFF(history), 0, 0, NULL, "FILE",
@@ -131,6 +135,7 @@ static void solve_defaults(solve_opts *o)
     o->atol = d.atol;
     o->dtol = d.dtol;
     o->maxit = d.maxit;
+    o->gap_restarts = d.gap_restarts;
     o->precond = "jacobi";
     o->format = KR_FORMAT_DEFAULT;
     o->device = "auto";
@@ -427,6 +432,7 @@ static void solver_options(const solve_run *r, monitor_state *m,
     opt->atol = o->atol;
     opt->dtol = o->dtol;
     opt->maxit = o->maxit;
+    opt->gap_restarts = o->gap_restarts;
     opt->keep_history = o->history != NULL;
     if (!o->monitor) return;
     m->f = o->json ? stderr : stdout;
@@ -465,6 +471,7 @@ static void report(const solve_run *r)
                       .method = r->o->method,
                       .s = r->o->s,
                       .restart = r->o->restart,
+                      .gap_restarts = r->o->gap_restarts,
                       .precond = r->o->precond,
                       .format = kr_matrix_format(r->M),
                       .format_requested = r->o->format,

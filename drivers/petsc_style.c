@@ -70,6 +70,10 @@ void cli_print_view(FILE *f, const solve_run *r)
     fputs("  converged when ||b - A x|| <= max(rtol*||b||, atol) "
           "(UNPRECONDITIONED norm)\n",
           f);
+    fprintf(f,
+            "  restarts from x when the true residual misses it: at most "
+            "%d\n",
+            o->gap_restarts);
     fprintf(f, "PC Object: krylov\n  type: %s\n", o->precond);
     print_blocks(f, r);
     fprintf(f, "Mat Object: %s\n  rows=%d, cols=%d, nnz=%d, format: %s\n",

@@ -15,7 +15,8 @@ typedef struct cli_report {
     int32_t n, nnz;
     kr_row_stats rows;
     const char *method;
-    int s, restart; /* shown for the methods that use them       */
+    int s, restart;   /* shown for the methods that use them       */
+    int gap_restarts; /* true-residual restarts allowed              */
     const char *precond, *device;
     const char *format;           /* the format that ran             */
     const char *format_requested; /* --format ("auto", ...)          */

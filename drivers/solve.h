@@ -15,6 +15,7 @@ typedef struct solve_opts {
     const char *rhs, *x0, *out, *history, *gen;
     const char *method, *precond, *format, *device;
     int s, restart, maxit, threads, monitor, json, help;
+    int gap_restarts; /* restarts allowed when the true residual misses */
     int converged_reason, view; /* PETSc-style reports after the solve */
     int verbose;                /* bjacobi's block condition numbers    */
     double rtol, atol, dtol;

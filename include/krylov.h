@@ -253,7 +253,11 @@ typedef enum kr_reason {
     KR_DIVERGED_BREAKDOWN = -5,       /* a zero inner product stopped it     */
     KR_DIVERGED_INDEFINITE_PC = -8,   /* CG: preconditioner not SPD          */
     KR_DIVERGED_NANORINF = -9,        /* a norm became NaN or infinite       */
-    KR_DIVERGED_INDEFINITE_MAT = -10  /* CG: matrix not SPD                  */
+    KR_DIVERGED_INDEFINITE_MAT = -10, /* CG: matrix not SPD                  */
+    /* The recursive residual met the tolerance but ||b - A x|| did not,
+     * also after the allowed restarts (no PETSc counterpart, so a value
+     * clear of PETSc's range) */
+    KR_DIVERGED_RESIDUAL_GAP = -20
 } kr_reason;
 
 /* "CONVERGED_RTOL" etc. */
@@ -261,7 +265,9 @@ const char *kr_reason_name(kr_reason r);
 /* A sentence for users: "relative residual below rtol". */
 const char *kr_reason_text(kr_reason r);
 
-/* Called once per iteration (and for iteration 0) with ||r_k||. */
+/* Called once per iteration (and for iteration 0) with ||r_k||; when a
+ * restart (gap_restarts) begins at iteration k, called again for k with
+ * the true residual the method continues from. */
 typedef void (*kr_monitor_fn)(int iteration, double rnorm, void *user);
 
 typedef struct kr_solve_options {
@@ -277,6 +283,11 @@ typedef struct kr_solve_options {
     int keep_history;   /* store ||r_k|| per iteration in the result          */
     kr_monitor_fn monitor;
     void *monitor_user;
+    /* When a method stops converged but the true residual ||b - A x||
+     * misses the same tolerance, the method restarts from x (r = b - A x),
+     * with the iterations left, up to this many times (0..100); default 3.
+     * If the true residual still misses: KR_DIVERGED_RESIDUAL_GAP. */
+    int gap_restarts;
 } kr_solve_options;
 
 void kr_solve_options_default(kr_solve_options *opt);
@@ -286,10 +297,13 @@ typedef struct kr_result {
     int iterations;
     double bnorm;         /* ||b||                                          */
     double rnorm;         /* the solver's own (recursive) residual norm     */
-    double true_rnorm;    /* ||b - A x|| recomputed once at the end         */
+    double true_rnorm;    /* ||b - A x|| recomputed at the end              */
     double solve_seconds; /* wall time of kr_solve                          */
-    double *history;      /* ||r_k||, k = 0..history_len-1, if asked for    */
+    double *history;      /* ||r_k||, k = 0..history_len-1, if asked for;
+                             at a restart, the true residual replaces the
+                             recursive one of that iteration             */
     int history_len;
+    int true_residual_restarts; /* restarts made (see gap_restarts)       */
 } kr_result;
 
 /* Solves A x = b; x holds the initial guess on entry. A reason that is not

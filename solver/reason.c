@@ -15,6 +15,7 @@ const char *kr_reason_name(kr_reason r)
     case KR_DIVERGED_INDEFINITE_PC: return "DIVERGED_INDEFINITE_PC";
     case KR_DIVERGED_NANORINF: return "DIVERGED_NANORINF";
     case KR_DIVERGED_INDEFINITE_MAT: return "DIVERGED_INDEFINITE_MAT";
+    case KR_DIVERGED_RESIDUAL_GAP: return "DIVERGED_RESIDUAL_GAP";
     }
     return "UNKNOWN_REASON";
 }
@@ -38,6 +39,9 @@ const char *kr_reason_text(kr_reason r)
     case KR_DIVERGED_NANORINF: return "a residual norm became NaN or Inf";
     case KR_DIVERGED_INDEFINITE_MAT:
         return "the matrix is not positive definite (CG)";
+    case KR_DIVERGED_RESIDUAL_GAP:
+        return "the true residual ||b - A x|| missed the tolerance the "
+               "recursive residual met (a residual gap)";
     }
     return "unknown reason";
 }

@@ -1,5 +1,6 @@
 /* kr_solve: checks the arguments, handles b = 0, runs the method chosen by
- * name, and recomputes the true residual once at the end. Also the stopping
+ * name, recomputes the true residual at the end and restarts the method
+ * when that residual does not confirm its convergence. Also the stopping
  * test every method shares. */
 #include "core/error.h"
 #include "solver/solver.h"
@@ -45,6 +46,7 @@ void kr_solve_options_default(kr_solve_options *opt)
     opt->s = 4;
     opt->kappa = 0.7;
     opt->seed = 1;
+    opt->gap_restarts = 3;
 }
 
 static kr_status check_options(kr_ctx *ctx, const kr_solve_options *o)
@@ -65,6 +67,10 @@ static kr_status check_options(kr_ctx *ctx, const kr_solve_options *o)
     if (!(o->kappa >= 0 && o->kappa < 1))
         return kr_fail(ctx, KR_ERR_ARG, "IDR kappa must be in [0, 1) (got %g)",
                        o->kappa);
+    if (o->gap_restarts < 0 || o->gap_restarts > 100)
+        return kr_fail(ctx, KR_ERR_ARG,
+                       "gap_restarts must be in 0..100 (got %d)",
+                       o->gap_restarts);
     return KR_OK;
 }
 
@@ -113,6 +119,37 @@ static kr_status true_residual(kr_solve_args *a, double *out)
     return st;
 }
 
+/* 1 when the reason claims a convergence the true residual must confirm
+ * (b = 0 needs no check: x = 0 is exact). */
+static int claims_convergence(kr_reason r)
+{
+    return r > 0 && r != KR_CONVERGED_ZERO_RHS;
+}
+
+/* Runs the method and checks a claim of convergence against the true
+ * residual: round-off can make the recursive residual drift away from
+ * b - A x (a residual gap). A claim the true residual does not bear out
+ * restarts the method from x, whose start-up recomputes r = b - A x (a
+ * residual replacement, after van der Vorst & Ye), with the iterations
+ * left; the numbering continues from a->it0. */
+static kr_status run_checked(kr_solve_args *a, const kr_solver_ops *method,
+                             kr_result *res)
+{
+    for (;;) {
+        KR_TRY(method->solve(a, res));
+        KR_TRY(true_residual(a, &res->true_rnorm));
+        if (!claims_convergence(res->reason) ||
+            kr_solver_converged(a, res->true_rnorm))
+            return KR_OK;
+        if (res->true_residual_restarts >= a->opt->gap_restarts) {
+            res->reason = KR_DIVERGED_RESIDUAL_GAP;
+            return KR_OK;
+        }
+        res->true_residual_restarts++;
+        a->it0 = res->iterations;
+    }
+}
+
 static kr_status run(kr_solve_args *a, const kr_solver_ops *method,
                      kr_result *res)
 {
@@ -129,8 +166,7 @@ static kr_status run(kr_solve_args *a, const kr_solver_ops *method,
         return kr_fail(a->ctx, KR_ERR_FORMAT,
                        "right-hand side contains NaN "
                        "or Inf");
-    KR_TRY(method->solve(a, res));
-    return true_residual(a, &res->true_rnorm);
+    return run_checked(a, method, res);
 }
 
 kr_status kr_solve(kr_ctx *ctx, kr_matrix *A, kr_precond *P, const kr_vec *b,
@@ -184,18 +220,23 @@ kr_reason kr_solver_check(kr_solve_args *a, kr_result *res, int it,
                           double rnorm)
 {
     const kr_solve_options *o = a->opt;
-    res->iterations = it;
+    int k = a->it0 + it; /* the solve's iteration number */
+    res->iterations = k;
     res->rnorm = rnorm;
-    if (it == 0) a->r0norm = rnorm;
-    if (res->history && res->history_len < o->maxit + 2)
-        res->history[res->history_len++] = rnorm;
-    if (o->monitor) o->monitor(it, rnorm, o->monitor_user);
+    if (k == 0) a->r0norm = rnorm;
+    /* indexed by k, so a restart's first residual replaces the entry of
+     * the iteration it starts from and history_len stays iterations + 1 */
+    if (res->history && k < o->maxit + 2) {
+        res->history[k] = rnorm;
+        res->history_len = k + 1;
+    }
+    if (o->monitor) o->monitor(k, rnorm, o->monitor_user);
     if (!isfinite(rnorm)) return KR_DIVERGED_NANORINF;
     if (kr_solver_converged(a, rnorm))
         return rnorm <= o->atol ? KR_CONVERGED_ATOL : KR_CONVERGED_RTOL;
     double ref = a->bnorm > a->r0norm ? a->bnorm : a->r0norm;
     if (o->dtol > 0 && rnorm > o->dtol * ref) return KR_DIVERGED_DTOL;
-    if (it >= o->maxit) return KR_DIVERGED_ITS;
+    if (k >= o->maxit) return KR_DIVERGED_ITS;
     return KR_ITERATING;
 }
 

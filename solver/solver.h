@@ -19,13 +19,17 @@ typedef struct kr_solve_args {
     const kr_solve_options *opt;
     double bnorm;
     double r0norm; /* ||r_0||, set by kr_solver_check at iteration 0 */
+    int it0;       /* iterations done before this run (a restart from the
+                      true residual): methods count from 0, kr_solver_check
+                      numbers from it0 */
 } kr_solve_args;
 
 typedef struct kr_solver_ops {
     const char *name;
     const char *summary;
-    /* Runs the iteration. Sets res->reason, iterations and rnorm; records
-     * every residual through kr_solver_record. */
+    /* Runs the iteration from the x in args (any x0: the method starts
+     * from r = b - A x). Sets res->reason, iterations and rnorm; records
+     * every residual through kr_solver_check. */
     kr_status (*solve)(kr_solve_args *args, kr_result *res);
 } kr_solver_ops;
 
@@ -36,9 +40,10 @@ extern const kr_solver_ops kr_gmres_ops;
 extern const kr_solver_ops kr_idr_ops;
 extern const kr_solver_ops kr_bicgstab_ops;
 
-/* The stopping test for iteration `it` with residual norm rnorm: records it
- * (monitor, history) and returns KR_ITERATING or the reason to stop:
- * rtol/atol met, NaN/Inf, divergence, or maxit reached. */
+/* The stopping test for the method's iteration `it` (0 at its start), that
+ * is iteration a->it0 + it of the solve, with residual norm rnorm: records
+ * it (monitor, history[a->it0 + it]) and returns KR_ITERATING or the
+ * reason to stop: rtol/atol met, NaN/Inf, divergence, or maxit reached. */
 kr_reason kr_solver_check(kr_solve_args *a, kr_result *res, int it,
                           double rnorm);
 

@@ -110,10 +110,13 @@ END_TEST
 START_TEST(help_solve_tells_everything)
 {
     static const char *const opts[] = {
-        "-b",       "--x0",      "-o",        "--gen",     "--method",
-        "--s",      "--restart", "--precond", "--format",  "--rtol",
-        "--atol",   "--dtol",    "--maxit",   "--monitor", "--history",
-        "--device", "--json",    "--threads", "--help",    "--verbose",
+        "-b",        "--x0",      "-o",
+        "--gen",     "--method",  "--s",
+        "--restart", "--precond", "--format",
+        "--rtol",    "--atol",    "--dtol",
+        "--maxit",   "--monitor", "--history",
+        "--device",  "--json",    "--threads",
+        "--help",    "--verbose", "--gap-restarts",
         NULL};
     run_out r = krylov(scratch_dir(), "solve --help");
     ck_assert_int_eq(r.rc, 0);
@@ -724,6 +727,84 @@ START_TEST(gen_writes_readable_file)
 }
 END_TEST
 
+/* Iterations the --monitor lines of out repeat (one per restart), and
+ * how many lines there are. */
+static int monitor_repeats(const char *out, int *lines)
+{
+    int it, prev = -1, repeats = 0;
+    double rel;
+    *lines = 0;
+    for (const char *p = out; p; p = strchr(p, '\n')) {
+        if (*p == '\n') p++;
+        if (sscanf(p, "%d %lf", &it, &rel) != 2) continue;
+        repeats += it == prev;
+        prev = it;
+        (*lines)++;
+    }
+    return repeats;
+}
+
+/* rtol 1e-16 is below what ||b - A x|| can reach on poisson2d:20, while
+ * IDR's recursive residual passes it: --gap-restarts 2 restarts twice,
+ * then reports DIVERGED_RESIDUAL_GAP with exit 1. The monitor repeats the
+ * two iterations the restarts begin at; the history has one line per
+ * iteration; the JSON gives the count and the limit. */
+START_TEST(residual_gap_reported)
+{
+    const char *dir = scratch_dir();
+    const char *args = "solve --gen poisson2d:20 --method idr --rtol 1e-16 "
+                       "--gap-restarts 2 --device cpu --threads 1";
+    char h[512];
+    snprintf(h, sizeof h, "%s/h.csv", dir);
+    run_out r = krylov(dir, "%s --monitor --history %s", args, h);
+    ck_assert_msg(r.rc == 1, "rc %d: %s", r.rc, r.err);
+    ck_assert(strstr(r.out, "reason:                  DIVERGED_RESIDUAL_GAP"));
+    ck_assert(strstr(r.err, "not converged: DIVERGED_RESIDUAL_GAP"));
+    ck_assert_int_eq((int)report_num(r.out, "true-residual restarts:"), 2);
+    ck_assert(strstr(r.out, "2 (at most 2)"));
+    int its = (int)report_num(r.out, "iterations:"), lines;
+    ck_assert_int_eq(monitor_repeats(r.out, &lines), 2);
+    ck_assert_int_eq(lines, its + 1 + 2);
+    char *csv = kt_slurp(h);
+    int rows = 0, k;
+    double norm, rel;
+    for (const char *p = strchr(csv, '\n') + 1; *p; p = strchr(p, '\n') + 1) {
+        ck_assert_int_eq(sscanf(p, "%d,%lf,%lf", &k, &norm, &rel), 3);
+        ck_assert_int_eq(k, rows++);
+    }
+    ck_assert_int_eq(rows, its + 1);
+    free(csv);
+    kt_output_free(&r);
+
+    r = krylov(dir, "%s --json", args);
+    ck_assert_int_eq(r.rc, 1);
+    ck_assert(json_balanced(r.out));
+    ck_assert(strstr(r.out, "\"reason\": \"DIVERGED_RESIDUAL_GAP\""));
+    ck_assert(strstr(r.out, "\"converged\": false"));
+    ck_assert(json_num(r.out, "true_residual_restarts") == 2);
+    ck_assert(json_num(r.out, "gap_restarts") == 2);
+    ck_assert(json_num(r.out, "true_relative_residual") > 1e-16);
+    ck_assert((int)json_num(r.out, "iterations") == its);
+    kt_output_free(&r);
+}
+END_TEST
+
+/* rtol 1e-14, within reach: IDR's first claim of convergence on
+ * poisson2d:20 is not borne out by ||b - A x||, one restart fixes it. */
+START_TEST(residual_gap_restart_converges)
+{
+    run_out r = krylov(scratch_dir(),
+                       "solve --gen poisson2d:20 --method idr --rtol 1e-14 "
+                       "--device cpu --threads 1 --json");
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    ck_assert(strstr(r.out, "\"reason\": \"CONVERGED_RTOL\""));
+    ck_assert(json_num(r.out, "true_residual_restarts") >= 1);
+    ck_assert(json_num(r.out, "gap_restarts") == 3); /* the default */
+    ck_assert(json_num(r.out, "true_relative_residual") <= 1e-14);
+    kt_output_free(&r);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cli");
@@ -732,6 +813,8 @@ int main(void)
     tcase_add_test(tc, help_top_level);
     tcase_add_test(tc, help_solve_tells_everything);
     tcase_add_test(tc, solve_converges);
+    tcase_add_test(tc, residual_gap_reported);
+    tcase_add_test(tc, residual_gap_restart_converges);
     tcase_add_test(tc, json_matches_text);
     tcase_add_test(tc, json_setup_parts_and_blocks);
     tcase_add_test(tc, verbose_block_conditions);
