@@ -31,7 +31,7 @@ typedef struct solve_row {
     char note[256];       /* "failed: <message>", "not square", ...   */
     char chosen[32];      /* the concrete format (--format auto picks)   */
     char format_why[640]; /* why auto picked it, or ""               */
-    int iterations, its_varied;
+    int iterations, its_varied, restarts;
     int32_t blocks, singular; /* the preconditioner's diagonal blocks */
     kr_reason reason;
     double true_rel; /* ||b - A x|| / ||b||                     */
@@ -176,6 +176,7 @@ static void record(solve_row *row, solve_mat *m, int rep, const double *t,
     m->t[4][rep] = res->iterations ? t[3] / res->iterations : NAN;
     if (rep == 0) {
         row->iterations = res->iterations;
+        row->restarts = res->true_residual_restarts;
         row->reason = res->reason;
         row->true_rel = res->bnorm > 0 ? res->true_rnorm / res->bnorm : NAN;
     }
@@ -388,6 +389,7 @@ static void json_row(FILE *f, const solve_row *w)
         cli_json_bool(&j, "iterations_varied", w->its_varied);
         cli_json_str(&j, "reason", kr_reason_name(w->reason));
         cli_json_num(&j, "true_relative_residual", w->true_rel);
+        cli_json_int(&j, "true_residual_restarts", w->restarts);
         cli_json_int(&j, "precond_blocks", w->blocks);
         cli_json_int(&j, "precond_singular_blocks", w->singular);
         cli_json_num(&j, "setup_s", w->setup_s);
