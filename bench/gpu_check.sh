@@ -12,8 +12,11 @@
 #   profile  Nsight Compute on the power-law SpMV (vsr and cuSPARSE)
 # Usage: sh bench/gpu_check.sh [PART ...]   (no PART: all, which takes
 # longer than one 10-minute device command: run them in two or three calls)
-# Expects a CUDA build in build/ (made here, `make test-build`, and carried)
-# and the matrices, gzipped, in .matrices/ (carried): see bench/README.md.
+# Expects a CUDA build in build/ (made here, `make test-build`, and carried;
+# BUILD=DIR names another folder holding krylov, test/ and examples/, e.g.
+# a stripped copy, and then the demo runs its command line instead of
+# `make demo`) and the matrices, gzipped, in .matrices/ (carried): see
+# bench/README.md.
 set -u
 OUT=${OUT:-/tmp/krylov-gpu-out}
 mkdir -p "$OUT"
@@ -23,7 +26,8 @@ done
 export KRYLOV_MATRICES="$PWD/.matrices"
 # The GPU machine has no PETSc: the PETSc comparison is not run there (its
 # tests skip visibly without krylov-petsc; CI runs them).
-rm -f build/krylov-petsc
+build=${BUILD:-build}
+rm -f "$build/krylov-petsc"
 parts=${*:-tests spmv gje solve bjacobi profile}
 
 part_tests() {
@@ -34,18 +38,23 @@ part_tests() {
     } >"$OUT/device.txt" 2>&1
     cat "$OUT/device.txt"
     echo "== tests"
-    sh test/run_tests.sh build build/test/test_* >"$OUT/tests.log" 2>&1
+    sh test/run_tests.sh "$build" "$build"/test/test_* >"$OUT/tests.log" 2>&1
     echo "tests exit $?"
     grep -E '^([0-9]+%|tests:|FAIL)|:F:|:E:' "$OUT/tests.log" | tail -n 30
     echo "== make demo"
-    make demo >"$OUT/demo.txt" 2>&1
+    if [ "$build" = build ]; then
+        make demo >"$OUT/demo.txt" 2>&1
+    else # the command of the Makefile's demo target
+        "$build/krylov" solve --gen poisson3d:64 --method idr --precond jacobi \
+            --device auto >"$OUT/demo.txt" 2>&1
+    fi
     echo "demo exit $?"
     tail -n 25 "$OUT/demo.txt"
 }
 
 part_spmv() {
     echo "== bench spmv (default set: shared matrices + large generated)"
-    build/krylov bench spmv --device cuda --reps 100 --json "$OUT/spmv.json" \
+    "$build/krylov" bench spmv --device cuda --reps 100 --json "$OUT/spmv.json" \
         >"$OUT/spmv.md" 2>&1
     echo "bench spmv exit $?"
     grep -iE "geometric|^\| (poisson|powerlaw)" "$OUT/spmv.md" | head -n 40
@@ -54,7 +63,7 @@ part_spmv() {
 
 part_gje() {
     echo "== bench gje"
-    build/krylov bench gje --device cuda --json "$OUT/gje.json" \
+    "$build/krylov" bench gje --device cuda --json "$OUT/gje.json" \
         >"$OUT/gje.md" 2>&1
     echo "bench gje exit $?"
     grep -E "^\| (k =|mix)" "$OUT/gje.md"
@@ -66,7 +75,7 @@ part_solve() {
     : >"$OUT/solve.jsonl"
     for f in csr ellr auto; do
         for m in cg bicgstab idr gmres; do
-            build/krylov bench solve --gen poisson3d:160 --device cuda \
+            "$build/krylov" bench solve --gen poisson3d:160 --device cuda \
                 --method $m --format $f --reps 3 --maxit 5000 \
                 --json /tmp/solve.json >>"$OUT/solve.md" 2>&1
             echo "bench solve $f $m exit $?"
@@ -79,7 +88,7 @@ part_solve() {
 
 part_bjacobi() {
     echo "== block-Jacobi against Jacobi on the shared matrices"
-    TIMEOUT=${TIMEOUT:-30} RESULTS="$OUT" sh bench/bjacobi_table.sh build cuda \
+    TIMEOUT=${TIMEOUT:-30} RESULTS="$OUT" sh bench/bjacobi_table.sh "$build" cuda \
         >"$OUT/bjacobi.log" 2>&1
     echo "bjacobi table exit $?"
     grep -iE "solve|succe|matrices" "$OUT"/bjacobi-vs-jacobi-*.md | tail -n 20
@@ -92,7 +101,7 @@ part_profile() {
         [ $f = csr ] && k='regex:[Cc]sr|[Ss]p[Mm][Vv]'
         ncu --clock-control none -k "$k" --launch-skip 5 --launch-count 1 \
             --section SpeedOfLight --section MemoryWorkloadAnalysis \
-            build/krylov bench spmv --gen powerlaw:2000000 --formats $f \
+            "$build/krylov" bench spmv --gen powerlaw:2000000 --formats $f \
             --device cuda --reps 20 >"$OUT/ncu-powerlaw-$f.txt" 2>&1
         echo "ncu $f exit $?"
         grep -E "^  [a-z_]|Duration|DRAM Throughput|L2 Cache Throughput|L1/TEX Hit|L2 Hit|Memory Throughput" \
