@@ -245,12 +245,6 @@ int bench_write_file(const char *path, void (*emit)(FILE *, const void *),
     return CLI_EXIT_INPUT;
 }
 
-void bench_json_key(cli_json *j, const char *key)
-{
-    fprintf(j->f, "%s\"%s\": ", j->first ? "\n  " : ",\n  ", key);
-    j->first = 0;
-}
-
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;

@@ -152,10 +152,6 @@ int bench_outputs(const char *markdown, const char *json,
                   void (*emit_markdown)(FILE *, const void *),
                   void (*emit_json)(FILE *, const void *), const void *arg);
 
-/* Writes the key of a member whose value the caller writes itself (an
- * array or object), keeping cli_json's separators. */
-void bench_json_key(cli_json *j, const char *key);
-
 /* Median of t[0..n), sorting t. */
 double bench_median(double *t, int n);
 

@@ -264,39 +264,35 @@ static void json_matrix_row(FILE *f, const gje_run *r, const gje_matrix_row *w)
 static void json_settings(cli_json *j, const gje_run *r)
 {
     const gje_opts *o = r->o;
-    cli_json s;
-    bench_json_key(j, "settings");
-    cli_json_begin(&s, j->f);
-    cli_json_str(&s, "part", o->part);
-    cli_json_str(&s, "sizes", o->sizes);
-    cli_json_str(&s, "mixes", o->mixes);
-    cli_json_int(&s, "batch", o->batch);
-    cli_json_int(&s, "batch_above_16", gje_batch_blocks(o, KR_GJE_MAX));
-    cli_json_int(&s, "reps", o->reps);
-    cli_json_int(&s, "warmup", o->warmup);
-    cli_json_int(&s, "check", o->check);
-    cli_json_int(&s, "seed", o->seed);
-    cli_json_int(&s, "block_size", o->block_size);
-    cli_json_str(&s, "device_requested", o->device);
-    cli_json_int(&s, "threads", kr_ctx_threads(r->ctx));
-    cli_json_str(&s, "gje_ops", r->ops->name);
-    cli_json_int(&s, "copy_bytes", (long long)r->copy_bytes);
-    cli_json_int(&s, "copy_reps", BENCH_COPY_REPS);
-    cli_json_end(&s);
+    cli_json_open(j, "settings");
+    cli_json_str(j, "part", o->part);
+    cli_json_str(j, "sizes", o->sizes);
+    cli_json_str(j, "mixes", o->mixes);
+    cli_json_int(j, "batch", o->batch);
+    cli_json_int(j, "batch_above_16", gje_batch_blocks(o, KR_GJE_MAX));
+    cli_json_int(j, "reps", o->reps);
+    cli_json_int(j, "warmup", o->warmup);
+    cli_json_int(j, "check", o->check);
+    cli_json_int(j, "seed", o->seed);
+    cli_json_int(j, "block_size", o->block_size);
+    cli_json_str(j, "device_requested", o->device);
+    cli_json_int(j, "threads", kr_ctx_threads(r->ctx));
+    cli_json_str(j, "gje_ops", r->ops->name);
+    cli_json_int(j, "copy_bytes", (long long)r->copy_bytes);
+    cli_json_int(j, "copy_reps", BENCH_COPY_REPS);
+    cli_json_close(j);
 }
 
 static void json_models(cli_json *j)
 {
-    cli_json s;
-    bench_json_key(j, "models");
-    cli_json_begin(&s, j->f);
-    cli_json_str(&s, "flops", GJE_FLOP_MODEL);
-    cli_json_str(&s, "floor", GJE_FLOOR_MODEL);
-    cli_json_str(&s, "apply_bytes", GJE_APPLY_MODEL);
-    cli_json_str(&s, "residual", GJE_RESIDUAL_MODEL);
-    cli_json_num(&s, "residual_tolerance", GJE_RESIDUAL_TOL);
-    cli_json_num(&s, "apply_tolerance", GJE_APPLY_TOL);
-    cli_json_end(&s);
+    cli_json_open(j, "models");
+    cli_json_str(j, "flops", GJE_FLOP_MODEL);
+    cli_json_str(j, "floor", GJE_FLOOR_MODEL);
+    cli_json_str(j, "apply_bytes", GJE_APPLY_MODEL);
+    cli_json_str(j, "residual", GJE_RESIDUAL_MODEL);
+    cli_json_num(j, "residual_tolerance", GJE_RESIDUAL_TOL);
+    cli_json_num(j, "apply_tolerance", GJE_APPLY_TOL);
+    cli_json_close(j);
 }
 
 void gje_write_json(FILE *f, const void *arg)
@@ -311,14 +307,14 @@ void gje_write_json(FILE *f, const void *arg)
     json_settings(&j, r);
     cli_json_num(&j, "copy_bytes_per_s", r->copy_bps);
     json_models(&j);
-    bench_json_key(&j, "batches");
+    cli_json_key(&j, "batches");
     fputc('[', f);
     for (int i = 0; i < r->ndense; i++) {
         fputs(i ? "," : "", f);
         json_dense_row(f, &r->dense_rows[i]);
     }
     fputs("]", f);
-    bench_json_key(&j, "matrices");
+    cli_json_key(&j, "matrices");
     fputc('[', f);
     for (int i = 0; i < r->nmats; i++) {
         fputs(i ? "," : "", f);

@@ -415,24 +415,22 @@ static void json_row(FILE *f, const solve_row *w)
 static void json_settings(cli_json *j, const solve_run *r)
 {
     const solve_opts *o = r->o;
-    cli_json s;
-    bench_json_key(j, "settings");
-    cli_json_begin(&s, j->f);
-    cli_json_str(&s, "method", o->method);
-    cli_json_str(&s, "precond", o->precond);
-    cli_json_str(&s, "format", o->format);
-    cli_json_num(&s, "rtol", o->rtol);
-    cli_json_num(&s, "atol", o->atol);
-    cli_json_int(&s, "maxit", o->maxit);
-    cli_json_int(&s, "s", o->s);
-    cli_json_int(&s, "restart", o->restart);
-    cli_json_int(&s, "reps", o->reps);
-    cli_json_int(&s, "warmup", o->warmup);
-    cli_json_str(&s, "device_requested", o->device);
-    cli_json_int(&s, "threads", kr_ctx_threads(r->ctx));
-    cli_json_int(&s, "copy_bytes", (long long)r->copy_bytes);
-    cli_json_int(&s, "copy_reps", BENCH_COPY_REPS);
-    cli_json_end(&s);
+    cli_json_open(j, "settings");
+    cli_json_str(j, "method", o->method);
+    cli_json_str(j, "precond", o->precond);
+    cli_json_str(j, "format", o->format);
+    cli_json_num(j, "rtol", o->rtol);
+    cli_json_num(j, "atol", o->atol);
+    cli_json_int(j, "maxit", o->maxit);
+    cli_json_int(j, "s", o->s);
+    cli_json_int(j, "restart", o->restart);
+    cli_json_int(j, "reps", o->reps);
+    cli_json_int(j, "warmup", o->warmup);
+    cli_json_str(j, "device_requested", o->device);
+    cli_json_int(j, "threads", kr_ctx_threads(r->ctx));
+    cli_json_int(j, "copy_bytes", (long long)r->copy_bytes);
+    cli_json_int(j, "copy_reps", BENCH_COPY_REPS);
+    cli_json_close(j);
 }
 
 static void write_json(FILE *f, const void *arg)
@@ -447,7 +445,7 @@ static void write_json(FILE *f, const void *arg)
     json_settings(&j, r);
     cli_json_num(&j, "copy_bytes_per_s", r->copy_bps);
     cli_json_str(&j, "spmv_bytes_model", BENCH_SPMV_MODEL);
-    bench_json_key(&j, "rows");
+    cli_json_key(&j, "rows");
     fputc('[', f);
     for (int i = 0; i < r->nrows; i++) {
         fputs(i ? "," : "", f);

@@ -577,18 +577,16 @@ static void json_settings(cli_json *j, const spmv_run *r)
         snprintf(formats + used, sizeof formats - used, "%s%s", i ? "," : "",
                  r->formats[i]);
     }
-    cli_json s;
-    bench_json_key(j, "settings");
-    cli_json_begin(&s, j->f);
-    cli_json_int(&s, "reps", r->o->reps);
-    cli_json_int(&s, "warmup", r->o->warmup);
-    cli_json_str(&s, "formats", formats);
-    cli_json_str(&s, "device_requested", r->o->device);
-    cli_json_int(&s, "threads", kr_ctx_threads(r->ctx));
-    cli_json_int(&s, "copy_bytes", (long long)r->copy_bytes);
-    cli_json_int(&s, "copy_reps", BENCH_COPY_REPS);
-    cli_json_int(&s, "small_nnz_below", BENCH_SMALL_NNZ);
-    cli_json_end(&s);
+    cli_json_open(j, "settings");
+    cli_json_int(j, "reps", r->o->reps);
+    cli_json_int(j, "warmup", r->o->warmup);
+    cli_json_str(j, "formats", formats);
+    cli_json_str(j, "device_requested", r->o->device);
+    cli_json_int(j, "threads", kr_ctx_threads(r->ctx));
+    cli_json_int(j, "copy_bytes", (long long)r->copy_bytes);
+    cli_json_int(j, "copy_reps", BENCH_COPY_REPS);
+    cli_json_int(j, "small_nnz_below", BENCH_SMALL_NNZ);
+    cli_json_close(j);
 }
 
 static const char *const group_keys[NGROUPS] = {"large", "large_from_files",
@@ -596,7 +594,7 @@ static const char *const group_keys[NGROUPS] = {"large", "large_from_files",
 
 static void json_summary(cli_json *j, const spmv_run *r)
 {
-    bench_json_key(j, "summary");
+    cli_json_key(j, "summary");
     fputc('[', j->f);
     for (int i = 0; i < r->nformats; i++) {
         cli_json s;
@@ -642,20 +640,18 @@ static void json_auto_format(cli_json *j, const spmv_run *r, const char *format)
  * format; "automatic": each automatic format against the best. */
 static void json_auto_summary(cli_json *j, const spmv_run *r)
 {
-    cli_json s;
-    bench_json_key(j, "best_krylov_format");
-    cli_json_begin(&s, j->f);
+    cli_json_open(j, "best_krylov_format");
     for (int g = 0; g < NGROUPS; g++) {
         char key[64];
         int n;
         double mean = best_krylov_mean(r, g, &n);
         snprintf(key, sizeof key, "geomean_speedup_%s", group_keys[g]);
-        cli_json_num(&s, key, mean);
+        cli_json_num(j, key, mean);
         snprintf(key, sizeof key, "matrices_%s", group_keys[g]);
-        cli_json_int(&s, key, n);
+        cli_json_int(j, key, n);
     }
-    cli_json_end(&s);
-    bench_json_key(j, "automatic");
+    cli_json_close(j);
+    cli_json_key(j, "automatic");
     fputc('[', j->f);
     for (int i = 0, k = 0; i < r->nformats; i++) {
         if (!is_automatic(r, r->formats[i])) continue;
@@ -677,7 +673,7 @@ static void write_json(FILE *f, const void *arg)
     json_settings(&j, r);
     cli_json_num(&j, "copy_bytes_per_s", r->copy_bps);
     cli_json_str(&j, "bytes_model", BENCH_SPMV_MODEL);
-    bench_json_key(&j, "rows");
+    cli_json_key(&j, "rows");
     fputc('[', f);
     for (int i = 0; i < r->nrows; i++) {
         fputs(i ? "," : "", f);

@@ -33,7 +33,7 @@ static void indent(cli_json *j, int level)
     fprintf(j->f, "\n%*s", 2 * level, "");
 }
 
-static void put_key(cli_json *j, const char *key)
+void cli_json_key(cli_json *j, const char *key)
 {
     if (!j->first) fputc(',', j->f);
     indent(j, j->depth + 1);
@@ -54,13 +54,13 @@ void cli_json_end(cli_json *j) { fputs(j->first ? "}\n" : "\n}\n", j->f); }
 
 void cli_json_str(cli_json *j, const char *key, const char *value)
 {
-    put_key(j, key);
+    cli_json_key(j, key);
     put_string(j->f, value);
 }
 
 void cli_json_num(cli_json *j, const char *key, double value)
 {
-    put_key(j, key);
+    cli_json_key(j, key);
     if (!isfinite(value)) {
         fputs("null", j->f);
         return;
@@ -75,25 +75,25 @@ void cli_json_num(cli_json *j, const char *key, double value)
 
 void cli_json_int(cli_json *j, const char *key, long long value)
 {
-    put_key(j, key);
+    cli_json_key(j, key);
     fprintf(j->f, "%lld", value);
 }
 
 void cli_json_bool(cli_json *j, const char *key, int value)
 {
-    put_key(j, key);
+    cli_json_key(j, key);
     fputs(value ? "true" : "false", j->f);
 }
 
 void cli_json_null(cli_json *j, const char *key)
 {
-    put_key(j, key);
+    cli_json_key(j, key);
     fputs("null", j->f);
 }
 
 void cli_json_open(cli_json *j, const char *key)
 {
-    put_key(j, key);
+    cli_json_key(j, key);
     fputc('{', j->f);
     j->first = 1;
     j->depth++;

@@ -19,6 +19,8 @@ void cli_json_num(cli_json *j, const char *key, double value);
 void cli_json_int(cli_json *j, const char *key, long long value);
 void cli_json_bool(cli_json *j, const char *key, int value);
 void cli_json_null(cli_json *j, const char *key);
+/* "key": alone, for a value the caller writes itself (an array). */
+void cli_json_key(cli_json *j, const char *key);
 /* "key": { ... }: members written until cli_json_close go into it. */
 void cli_json_open(cli_json *j, const char *key);
 void cli_json_close(cli_json *j);
