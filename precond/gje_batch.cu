@@ -20,7 +20,7 @@
 #include "precond/gje_batch.h"
 
 #include <float.h>
-#include <type_traits>
+#include <utility>
 
 #define GJE_THREADS 128
 /* Resident thread blocks per multiprocessor asked of the compiler, by
@@ -112,28 +112,28 @@ __device__ __forceinline__ int pick_pivot(bool eligible, double a, int sw)
 }
 
 /* pb = the pivot row, with 1/d in column c, in 16-byte stores. */
-template <int P>
-__device__ __forceinline__ void put_row(double *pb, const double (&row)[P],
+template <int K>
+__device__ __forceinline__ void put_row(double *pb, const double (&row)[K],
                                         int c, double dinv)
 {
-    if constexpr (P == 1) {
+    if constexpr (K == 1) {
         pb[0] = dinv;
     } else {
 #pragma unroll
-        for (int j = 0; j < P; j += 2)
+        for (int j = 0; j < K; j += 2)
             *(double2 *)(pb + j) = make_double2(j == c ? dinv : row[j],
                                                 j + 1 == c ? dinv : row[j + 1]);
     }
 }
 
 /* row_j -= g * pb_j for j != c, pb read in 16-byte loads (broadcast). */
-template <int P>
-__device__ __forceinline__ void update_row(double (&row)[P], const double *pb,
+template <int K>
+__device__ __forceinline__ void update_row(double (&row)[K], const double *pb,
                                            int c, double g)
 {
-    if constexpr (P > 1) {
+    if constexpr (K > 1) {
 #pragma unroll
-        for (int j = 0; j < P; j += 2) {
+        for (int j = 0; j < K; j += 2) {
             const double2 q = *(const double2 *)(pb + j);
             if (j != c) row[j] = fma(-g, q.x, row[j]);
             if (j + 1 != c) row[j + 1] = fma(-g, q.y, row[j + 1]);
@@ -149,33 +149,34 @@ __device__ __forceinline__ void update_row(double (&row)[P], const double *pb,
  * takes the same updates as in the plain exchange step (gje.c); the
  * scale is applied once, at the write-back. So the pivot lane does no
  * arithmetic per entry. buf holds 2 x (P + 2) doubles (two buffers, so one
- * barrier per step) and perm P ints of shared memory for this sub-warp.
+ * barrier per step) and perm K ints of shared memory for this sub-warp
+ * (K = the row registers, >= k; P = the lanes).
  * Returns 1 in the lane whose pivot failed the threshold (or lane 0 when
  * a column had no eligible pivot); my_step = the step at which this
  * lane's row was pivot. */
-template <int P>
+template <int P, int K>
 __device__ __forceinline__ bool
-eliminate(double (&row)[P], double &scale, double tiny, int k, int kwarp,
+eliminate(double (&row)[K], double &scale, double tiny, int k, int kwarp,
           int li, int sw, double *buf, int *perm, int &my_step)
 {
     bool pivoted = li >= k, bad = false;
     scale = 1.0;
     /* lanes that skip a step still read the buffer (times 0): keep it
      * finite */
-    for (int e = li; e < 2 * (P + 2); e += P)
+    for (int e = li; e < 2 * (K + 2); e += P)
         buf[e] = 0.0;
     __syncwarp();
 #pragma unroll
-    for (int c = 0; c < P; c++) {
+    for (int c = 0; c < K; c++) {
         if (c >= kwarp) break;
         const bool active = c < k;
-        double *pb = buf + (c & 1) * (P + 2);
+        double *pb = buf + (c & 1) * (K + 2);
         const int piv = pick_pivot<P>(active && !pivoted, fabs(row[c]), sw);
         if (active && li == piv) {
             const double d = row[c];
             bad |= !(fabs(d) > tiny) || !isfinite(d);
             scale = 1.0 / d;
-            put_row<P>(pb, row, c, scale);
+            put_row<K>(pb, row, c, scale);
             row[c] = 1.0; /* times scale: 1/d */
             perm[c] = li;
             my_step = c;
@@ -189,7 +190,7 @@ eliminate(double (&row)[P], double &scale, double tiny, int k, int kwarp,
          * the next step's pivot search. */
         const bool upd = active && piv >= 0 && li != piv && li < k;
         const double g = upd ? row[c] * pb[c] : 0.0;
-        update_row<P>(row, pb, c, g);
+        update_row<K>(row, pb, c, g);
         if (upd) row[c] = -g;
     }
     return bad;
@@ -198,9 +199,9 @@ eliminate(double (&row)[P], double &scale, double tiny, int k, int kwarp,
 /* info[b] for the sub-warp, and the inverse written column-major:
  * (B^{-1})(my_step, perm[c]) = scale * row[c]. Every lane of the warp
  * calls it. */
-template <int P>
+template <int P, int K>
 __device__ __forceinline__ void
-finish(const double (&row)[P], double scale, bool bad, const block_ref &r,
+finish(const double (&row)[K], double scale, bool bad, const block_ref &r,
        int li, int sw, int my_step, const int *perm, double *out, int32_t *info)
 {
     const bool singular = sub_bits<P>(__ballot_sync(FULL, bad), sw) != 0;
@@ -209,19 +210,19 @@ finish(const double (&row)[P], double scale, bool bad, const block_ref &r,
     if (singular || li >= r.k) return;
     double *o = out + r.off + my_step;
 #pragma unroll
-    for (int c = 0; c < P; c++)
+    for (int c = 0; c < K; c++)
         if (c < r.k) o[(int64_t)perm[c] * r.k] = scale * row[c];
 }
 
 /* Dense column-major block: lane li reads row li, one coalesced load per
  * column. Returns the row's threshold. */
-template <int P>
-__device__ __forceinline__ double load_dense(double (&row)[P],
+template <int K>
+__device__ __forceinline__ double load_dense(double (&row)[K],
                                              const double *blk, int k, int li)
 {
     double rmax = 0.0;
 #pragma unroll
-    for (int j = 0; j < P; j++) {
+    for (int j = 0; j < K; j++) {
         row[j] = li < k && j < k ? blk[li + (int64_t)j * k] : 0.0;
         rmax = fmax(rmax, fabs(row[j]));
     }
@@ -231,38 +232,38 @@ __device__ __forceinline__ double load_dense(double (&row)[P],
 /* One block per sub-warp from the size class's range lo..hi of order:
  * load(row, r, li, sub) fills lane li's row and returns its singularity
  * threshold; then the elimination and the write-back. */
-template <int P, typename Load>
+template <int P, int K, typename Load>
 __device__ __forceinline__ void
 invert_blocks(const int32_t *starts, const int64_t *offs, const int32_t *order,
               int32_t lo, int32_t hi, double *out, int32_t *info, Load load)
 {
-    __shared__ __align__(16) double buf_all[GJE_THREADS / P][2 * (P + 2)];
-    __shared__ int perm_all[GJE_THREADS / P][P];
+    __shared__ __align__(16) double buf_all[GJE_THREADS / P][2 * (K + 2)];
+    __shared__ int perm_all[GJE_THREADS / P][K];
     const int lane = threadIdx.x & 31, li = lane & (P - 1), sw = lane / P;
     const int sub = threadIdx.x / P;
     const block_ref r = my_block<P>(starts, offs, order, lo, hi);
     const int kwarp = __reduce_max_sync(FULL, r.k);
     if (kwarp == 0) return; /* the whole warp is past the end */
-    double row[P];
+    double row[K];
     const double tiny = load(row, r, li, sub);
     int my_step = 0;
     double scale;
-    const bool bad = eliminate<P>(row, scale, tiny, r.k, kwarp, li, sw,
-                                  buf_all[sub], perm_all[sub], my_step);
-    finish<P>(row, scale, bad, r, li, sw, my_step, perm_all[sub], out, info);
+    const bool bad = eliminate<P, K>(row, scale, tiny, r.k, kwarp, li, sw,
+                                     buf_all[sub], perm_all[sub], my_step);
+    finish<P, K>(row, scale, bad, r, li, sw, my_step, perm_all[sub], out, info);
 }
 
-template <int P>
+template <int P, int K>
 __global__ void __launch_bounds__(GJE_THREADS, GJE_MINB(P))
     k_gje_dense(const int32_t *starts, const int64_t *offs,
                 const int32_t *order, int32_t lo, int32_t hi,
                 const double *__restrict__ in, double *__restrict__ out,
                 int32_t *info)
 {
-    invert_blocks<P>(starts, offs, order, lo, hi, out, info,
-                     [&](double(&row)[P], const block_ref &r, int li, int) {
-                         return load_dense<P>(row, in + r.off, r.k, li);
-                     });
+    invert_blocks<P, K>(starts, offs, order, lo, hi, out, info,
+                        [&](double(&row)[K], const block_ref &r, int li, int) {
+                            return load_dense<K>(row, in + r.off, r.k, li);
+                        });
 }
 
 /* Shared extraction: the sub-warp walks the entries of the block's rows as
@@ -271,13 +272,13 @@ __global__ void __launch_bounds__(GJE_THREADS, GJE_MINB(P))
  * small batch is not a chain of per-row load latencies), drops the
  * entries outside the block into a zeroed k x k tile, and then lane li
  * takes row li from the tile. rp holds the block's k + 1 row pointers. */
-template <int P>
+template <int P, int K>
 __device__ __forceinline__ double
-load_csr(double (&row)[P], double (*tile)[P + 1], int32_t *rp,
+load_csr(double (&row)[K], double (*tile)[K + 1], int32_t *rp,
          const block_ref &r, int li, const int32_t *__restrict__ rowptr,
          const int32_t *__restrict__ colind, const double *__restrict__ val)
 {
-    for (int e = li; e < P * (P + 1); e += P)
+    for (int e = li; e < K * (K + 1); e += P)
         (&tile[0][0])[e] = 0.0;
     for (int i = li; i <= r.k; i += P)
         rp[i] = rowptr[r.s + i];
@@ -295,14 +296,14 @@ load_csr(double (&row)[P], double (*tile)[P + 1], int32_t *rp,
     __syncwarp();
     double rmax = 0.0;
 #pragma unroll
-    for (int j = 0; j < P; j++) {
-        row[j] = tile[li][j];
+    for (int j = 0; j < K; j++) {
+        row[j] = li < K ? tile[li][j] : 0.0; /* lanes past K: no row */
         rmax = fmax(rmax, fabs(row[j]));
     }
     return threshold(r.k, rmax);
 }
 
-template <int P>
+template <int P, int K>
 __global__ void __launch_bounds__(GJE_THREADS, GJE_MINB(P))
     k_gje_csr(const int32_t *starts, const int64_t *offs, const int32_t *order,
               int32_t lo, int32_t hi, const int32_t *__restrict__ rowptr,
@@ -310,13 +311,14 @@ __global__ void __launch_bounds__(GJE_THREADS, GJE_MINB(P))
               const double *__restrict__ val, double *__restrict__ out,
               int32_t *info)
 {
-    __shared__ __align__(16) double tile_all[GJE_THREADS / P][P][P + 1];
-    __shared__ int32_t rp_all[GJE_THREADS / P][P + 1];
-    invert_blocks<P>(starts, offs, order, lo, hi, out, info,
-                     [&](double(&row)[P], const block_ref &r, int li, int sub) {
-                         return load_csr<P>(row, tile_all[sub], rp_all[sub], r,
-                                            li, rowptr, colind, val);
-                     });
+    __shared__ __align__(16) double tile_all[GJE_THREADS / P][K][K + 1];
+    __shared__ int32_t rp_all[GJE_THREADS / P][K + 1];
+    invert_blocks<P, K>(
+        starts, offs, order, lo, hi, out, info,
+        [&](double(&row)[K], const block_ref &r, int li, int sub) {
+            return load_csr<P, K>(row, tile_all[sub], rp_all[sub], r, li,
+                                  rowptr, colind, val);
+        });
 }
 
 /* z_b = inv_b r_b: lane i keeps r_i in a register and sums
@@ -385,24 +387,31 @@ static unsigned grid_for(int64_t blocks, int P)
     return (unsigned)((blocks * P + GJE_THREADS - 1) / GJE_THREADS);
 }
 
-/* Calls launch(integral_constant<int, P>, lo, hi) for each non-empty size
- * class of the batch, checking each launch. */
+/* Size class C's row registers K and lanes P (a power of two >= K). */
+template <int C> struct gje_class {
+    static constexpr int K = KR_GJE_CLASS_ROWS(C);
+    static constexpr int P = K <= 8 ? K : K <= 16 ? 16 : 32;
+};
+
+template <typename F, int... C>
+static void launch_classes(const kr_gje_batch *bb, F launch,
+                           std::integer_sequence<int, C...>)
+{
+    /* one launch per non-empty class, in class order */
+    ((bb->class_start[C + 1] > bb->class_start[C]
+          ? launch(gje_class<C>(), bb->class_start[C], bb->class_start[C + 1])
+          : void()),
+     ...);
+}
+
+/* Calls launch(gje_class<C>, lo, hi) for each non-empty size class of the
+ * batch, then checks the launches. */
 template <typename F>
 static kr_status each_class(kr_ctx *ctx, const kr_gje_batch *bb, F launch)
 {
-    for (int c = 0; c < KR_GJE_CLASSES; c++) {
-        const int32_t lo = bb->class_start[c], hi = bb->class_start[c + 1];
-        if (hi <= lo) continue;
-        switch (c) {
-        case 0: launch(std::integral_constant<int, 1>(), lo, hi); break;
-        case 1: launch(std::integral_constant<int, 2>(), lo, hi); break;
-        case 2: launch(std::integral_constant<int, 4>(), lo, hi); break;
-        case 3: launch(std::integral_constant<int, 8>(), lo, hi); break;
-        case 4: launch(std::integral_constant<int, 16>(), lo, hi); break;
-        default: launch(std::integral_constant<int, 32>(), lo, hi); break;
-        }
-        KR_LAUNCH_CHECK(ctx);
-    }
+    launch_classes(bb, launch,
+                   std::make_integer_sequence<int, KR_GJE_CLASSES>());
+    KR_LAUNCH_CHECK(ctx);
     return KR_OK;
 }
 
@@ -410,9 +419,9 @@ static kr_status cu_invert(kr_ctx *ctx, const kr_gje_batch *bb,
                            const double *in, double *out, int32_t *info)
 {
     cudaStream_t s = kr_cuda(ctx)->stream;
-    return each_class(ctx, bb, [&](auto pc, int32_t lo, int32_t hi) {
-        constexpr int P = decltype(pc)::value;
-        k_gje_dense<P><<<grid_for(hi - lo, P), GJE_THREADS, 0, s>>>(
+    return each_class(ctx, bb, [&](auto cls, int32_t lo, int32_t hi) {
+        constexpr int P = decltype(cls)::P, K = decltype(cls)::K;
+        k_gje_dense<P, K><<<grid_for(hi - lo, P), GJE_THREADS, 0, s>>>(
             bb->starts, bb->offs, bb->order, lo, hi, in, out, info);
     });
 }
@@ -422,9 +431,9 @@ static kr_status cu_extract_invert(kr_ctx *ctx, const kr_gje_batch *bb,
                                    int32_t *info)
 {
     cudaStream_t s = kr_cuda(ctx)->stream;
-    return each_class(ctx, bb, [&](auto pc, int32_t lo, int32_t hi) {
-        constexpr int P = decltype(pc)::value;
-        k_gje_csr<P><<<grid_for(hi - lo, P), GJE_THREADS, 0, s>>>(
+    return each_class(ctx, bb, [&](auto cls, int32_t lo, int32_t hi) {
+        constexpr int P = decltype(cls)::P, K = decltype(cls)::K;
+        k_gje_csr<P, K><<<grid_for(hi - lo, P), GJE_THREADS, 0, s>>>(
             bb->starts, bb->offs, bb->order, lo, hi, A->rowptr, A->colind,
             A->val, out, info);
     });
@@ -443,12 +452,12 @@ static kr_status cu_apply(kr_ctx *ctx, const kr_gje_batch *bb,
 {
     if (bb->nb == 0) return KR_OK;
     cudaStream_t s = kr_cuda(ctx)->stream;
-    switch (kr_gje_class(bb->max_k)) {
-    case 0: launch_apply<1>(s, bb, inv, r, z); break;
-    case 1: launch_apply<2>(s, bb, inv, r, z); break;
-    case 2: launch_apply<4>(s, bb, inv, r, z); break;
-    case 3: launch_apply<8>(s, bb, inv, r, z); break;
-    case 4: launch_apply<16>(s, bb, inv, r, z); break;
+    switch (kr_gje_lanes(bb->max_k)) {
+    case 1: launch_apply<1>(s, bb, inv, r, z); break;
+    case 2: launch_apply<2>(s, bb, inv, r, z); break;
+    case 4: launch_apply<4>(s, bb, inv, r, z); break;
+    case 8: launch_apply<8>(s, bb, inv, r, z); break;
+    case 16: launch_apply<16>(s, bb, inv, r, z); break;
     default: launch_apply<32>(s, bb, inv, r, z); break;
     }
     KR_LAUNCH_CHECK(ctx);

@@ -20,9 +20,14 @@
 extern "C" {
 #endif
 
-/* Size classes: class c holds the blocks with 2^(c-1) < k <= 2^c (class 0:
- * k = 1), so a GPU kernel can give each block p = 2^c lanes. */
-#define KR_GJE_CLASSES 6
+/* Size classes: class c holds the blocks of kr_gje_class_rows(c - 1) < k <=
+ * kr_gje_class_rows(c) rows: 1, 2, 4, 8, then steps of 4 up to 32. A GPU
+ * kernel gives a block of class c p = kr_gje_lanes(k) lanes (the next power
+ * of two) and each lane a row of kr_gje_class_rows(c) registers, so the
+ * elimination's steps and row updates cost about k^2, not p^2 (a block of
+ * 17 rows would otherwise cost as much as one of 32). */
+#define KR_GJE_CLASSES 10
+#define KR_GJE_CLASS_ROWS(c) ((c) < 4 ? 1 << (c) : 4 * ((c)-1))
 
 typedef struct kr_gje_batch {
     int32_t nb;    /* blocks                                             */
@@ -78,13 +83,25 @@ const kr_gje_batch_ops *kr_gje_batch_cuda_ops(void); /* NULL without CUDA */
 /* The table for ctx's device. */
 const kr_gje_batch_ops *kr_gje_batch_ops_for(kr_ctx *ctx);
 
+/* The largest block of size class c (0 <= c < KR_GJE_CLASSES). */
+static inline int32_t kr_gje_class_rows(int c) { return KR_GJE_CLASS_ROWS(c); }
+
 /* The size class of a block of k rows (1 <= k <= KR_GJE_MAX). */
 static inline int kr_gje_class(int32_t k)
 {
     int c = 0;
-    while ((1 << c) < k)
+    while (kr_gje_class_rows(c) < k)
         c++;
     return c;
+}
+
+/* Lanes a GPU kernel gives a block of k rows: the next power of two. */
+static inline int32_t kr_gje_lanes(int32_t k)
+{
+    int32_t p = 1;
+    while (p < k)
+        p *= 2;
+    return p;
 }
 
 #ifdef __cplusplus

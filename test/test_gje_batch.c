@@ -167,7 +167,8 @@ START_TEST(batch_classes)
         for (int32_t q = bb.class_start[c]; q < bb.class_start[c + 1]; q++) {
             int32_t b = bb.h_order[q], k = s[b + 1] - s[b];
             ck_assert_int_eq(kr_gje_class(k), c);
-            ck_assert(k <= 1 << c && (c == 0 || k > 1 << (c - 1)));
+            ck_assert(k <= kr_gje_class_rows(c) &&
+                      (c == 0 || k > kr_gje_class_rows(c - 1)));
             seen[b]++;
         }
     for (int32_t b = 0; b < 200; b++)
@@ -307,9 +308,10 @@ START_TEST(gpu_extract_invert_matches_cpu)
     if (!g) return;
     kr_ctx *c = kt_cpu();
     uint64_t seed = (uint64_t)kr_wtime();
-    const int32_t sizes[] = {5, 32, 1, 13, 8, 27, 3, 16, 2, 31};
+    /* every size class (precond/gje_batch.h), at and past its edges */
+    const int32_t sizes[] = {5, 32, 1, 13, 8, 27, 3, 16, 2, 31, 12, 24, 21};
     const int32_t nb = 101;
-    int32_t *s = starts_of(nb, sizes, 10);
+    int32_t *s = starts_of(nb, sizes, 13);
     s[nb] = s[nb - 1] + 17; /* n not a multiple of anything used */
     const int32_t n = s[nb];
     kr_csr A;
