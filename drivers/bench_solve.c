@@ -16,7 +16,7 @@
 typedef struct solve_opts {
     BENCH_COMMON_FIELDS;
     const char *method, *precond, *format;
-    int s, restart, maxit, warmup;
+    int s, restart, maxit, warmup, breakdown_restarts;
     double rtol, atol;
 } solve_opts;
 
@@ -32,6 +32,7 @@ typedef struct solve_row {
     char chosen[32];      /* the concrete format (--format auto picks)   */
     char format_why[640]; /* why auto picked it, or ""               */
     int iterations, its_varied, restarts;
+    int breakdown_restarts;   /* restarts from x after a breakdown */
     int32_t blocks, singular; /* the preconditioner's diagonal blocks */
     kr_reason reason;
     double true_rel; /* ||b - A x|| / ||b||                     */
@@ -74,6 +75,10 @@ static const cli_opt solve_table[] = {
      "absolute residual tolerance"},
     {"--maxit", NULL, CLI_INT, OFF(maxit), 0, INT_MAX, NULL, "N",
      "maximum number of iterations"},
+    {"--breakdown-restarts", NULL, CLI_INT, OFF(breakdown_restarts), 0, 100,
+     NULL, "N",
+     "restarts from x after a breakdown, as in krylov solve (the rows give "
+     "the count)"},
     {"--s", NULL, CLI_INT, OFF(s), 1, 64, NULL, "S",
      "IDR(s) shadow space dimension"},
     {"--restart", NULL, CLI_INT, OFF(restart), 1, 1000, NULL, "M",
@@ -102,6 +107,7 @@ static void solve_defaults(solve_opts *o)
     o->rtol = d.rtol;
     o->atol = d.atol;
     o->maxit = d.maxit;
+    o->breakdown_restarts = d.breakdown_restarts;
     o->precond = "jacobi";
     o->format = KR_FORMAT_DEFAULT;
     o->device = "auto";
@@ -157,6 +163,7 @@ static void solver_options(const solve_opts *o, kr_solve_options *opt)
     opt->rtol = o->rtol;
     opt->atol = o->atol;
     opt->maxit = o->maxit;
+    opt->breakdown_restarts = o->breakdown_restarts;
 }
 
 /* A status that ends this matrix's row (or, if fatal, the run). */
@@ -177,6 +184,7 @@ static void record(solve_row *row, solve_mat *m, int rep, const double *t,
     if (rep == 0) {
         row->iterations = res->iterations;
         row->restarts = res->true_residual_restarts;
+        row->breakdown_restarts = res->breakdown_restarts;
         row->reason = res->reason;
         row->true_rel = res->bnorm > 0 ? res->true_rnorm / res->bnorm : NAN;
     }
@@ -324,8 +332,8 @@ static void md_header(FILE *f, const solve_run *r)
             "# krylov bench solve\n\n"
             "- device: %s\n- date (UTC): %s\n"
             "- settings: method %s, precond %s, format %s, rtol %g, atol %g, "
-            "maxit %d, s %d, restart %d, reps %d, warmup %d, threads %d; "
-            "b = A*ones, x0 = 0\n"
+            "maxit %d, s %d, restart %d, breakdown restarts %d, reps %d, "
+            "warmup %d, threads %d; b = A*ones, x0 = 0\n"
             "- copy bandwidth: %.2f GB/s (device-to-device copy of %zu MiB, "
             "bytes read + written, median of %d)\n"
             "- times are medians of the reps, after the warm-up runs (each "
@@ -334,16 +342,25 @@ static void md_header(FILE *f, const solve_run *r)
             "iterations\n"
             "- floor = bytes per iteration / copy bandwidth; SpMV bytes: %s\n",
             kr_ctx_device_name(r->ctx), r->date, o->method, o->precond,
-            o->format, o->rtol, o->atol, o->maxit, o->s, o->restart, o->reps,
-            o->warmup, kr_ctx_threads(r->ctx), r->copy_bps * 1e-9,
-            r->copy_bytes >> 20, BENCH_COPY_REPS, WARMUP_MAXIT,
-            BENCH_SPMV_MODEL);
+            o->format, o->rtol, o->atol, o->maxit, o->s, o->restart,
+            o->breakdown_restarts, o->reps, o->warmup, kr_ctx_threads(r->ctx),
+            r->copy_bps * 1e-9, r->copy_bytes >> 20, BENCH_COPY_REPS,
+            WARMUP_MAXIT, BENCH_SPMV_MODEL);
     for (int i = 0; i < r->nrows; i++)
         if (r->rows[i].ok) { /* GMRES's depends on the iterations: in JSON */
             fprintf(f, "- bytes per iteration: %s\n", r->rows[i].model.text);
             break;
         }
     fputc('\n', f);
+}
+
+/* The restarts from x a solve made, for the note column. */
+static void md_restarts(FILE *f, const solve_row *w)
+{
+    if (w->restarts > 0)
+        fprintf(f, "; %d true-residual restart(s)", w->restarts);
+    if (w->breakdown_restarts > 0)
+        fprintf(f, "; %d breakdown restart(s)", w->breakdown_restarts);
 }
 
 static void md_row(FILE *f, const solve_row *w)
@@ -358,8 +375,9 @@ static void md_row(FILE *f, const solve_row *w)
             w->setup_s * 1e3, w->solve_s * 1e3, (w->setup_s + w->solve_s) * 1e3,
             w->per_iter_s * 1e3, w->iter_bytes / 1048576.0, w->floor_s * 1e3);
     bench_md_num(f, "%.2f", w->ratio);
-    fprintf(f, " | format %s%s%s |\n", w->chosen, *w->note ? "; " : "",
-            w->note);
+    fprintf(f, " | format %s", w->chosen);
+    md_restarts(f, w);
+    fprintf(f, "%s%s |\n", *w->note ? "; " : "", w->note);
 }
 
 static void write_markdown(FILE *f, const void *arg)
@@ -390,6 +408,7 @@ static void json_row(FILE *f, const solve_row *w)
         cli_json_str(&j, "reason", kr_reason_name(w->reason));
         cli_json_num(&j, "true_relative_residual", w->true_rel);
         cli_json_int(&j, "true_residual_restarts", w->restarts);
+        cli_json_int(&j, "breakdown_restarts", w->breakdown_restarts);
         cli_json_int(&j, "precond_blocks", w->blocks);
         cli_json_int(&j, "precond_singular_blocks", w->singular);
         cli_json_num(&j, "setup_s", w->setup_s);
@@ -424,6 +443,7 @@ static void json_settings(cli_json *j, const solve_run *r)
     cli_json_int(j, "maxit", o->maxit);
     cli_json_int(j, "s", o->s);
     cli_json_int(j, "restart", o->restart);
+    cli_json_int(j, "breakdown_restarts_max", o->breakdown_restarts);
     cli_json_int(j, "reps", o->reps);
     cli_json_int(j, "warmup", o->warmup);
     cli_json_str(j, "device_requested", o->device);

@@ -82,6 +82,13 @@ static const cli_opt solve_table[] = {
      "when the method converged but the true residual ||b - A x|| misses "
      "the tolerance, restart it from x up to N times (within --maxit); if "
      "it still misses: DIVERGED_RESIDUAL_GAP, exit 1"},
+    {"--breakdown-restarts", NULL, CLI_INT, OFF(breakdown_restarts), 0, 100,
+     NULL, "N",
+     "when the method breaks down (a zero inner product) after iterations "
+     "that reduced ||b - A x||, restart it from x with r = b - A x "
+     "(BiCGSTAB: also its new shadow vector) up to N times (within "
+     "--maxit); a breakdown without that progress (e.g. at once) ends the "
+     "solve: DIVERGED_BREAKDOWN, exit 1"},
     {"--monitor", NULL, CLI_FLAG, OFF(monitor), 0, 0, NULL, NULL,
      "print ||r||/||b|| at every iteration (to stderr with --json)"},
     {"--history", NULL, CLI_STR, OFF(history), 0, 0, NULL, "FILE",
@@ -136,6 +143,7 @@ static void solve_defaults(solve_opts *o)
     o->dtol = d.dtol;
     o->maxit = d.maxit;
     o->gap_restarts = d.gap_restarts;
+    o->breakdown_restarts = d.breakdown_restarts;
     o->precond = "jacobi";
     o->format = KR_FORMAT_DEFAULT;
     o->device = "auto";
@@ -433,6 +441,7 @@ static void solver_options(const solve_run *r, monitor_state *m,
     opt->dtol = o->dtol;
     opt->maxit = o->maxit;
     opt->gap_restarts = o->gap_restarts;
+    opt->breakdown_restarts = o->breakdown_restarts;
     opt->keep_history = o->history != NULL;
     if (!o->monitor) return;
     m->f = o->json ? stderr : stdout;
@@ -472,6 +481,7 @@ static void report(const solve_run *r)
                       .s = r->o->s,
                       .restart = r->o->restart,
                       .gap_restarts = r->o->gap_restarts,
+                      .breakdown_restarts = r->o->breakdown_restarts,
                       .precond = r->o->precond,
                       .format = kr_matrix_format(r->M),
                       .format_requested = r->o->format,

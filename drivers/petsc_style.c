@@ -74,6 +74,8 @@ void cli_print_view(FILE *f, const solve_run *r)
             "  restarts from x when the true residual misses it: at most "
             "%d\n",
             o->gap_restarts);
+    fprintf(f, "  restarts from x after a breakdown: at most %d\n",
+            o->breakdown_restarts);
     fprintf(f, "PC Object: krylov\n  type: %s\n", o->precond);
     print_blocks(f, r);
     fprintf(f, "Mat Object: %s\n  rows=%d, cols=%d, nnz=%d, format: %s\n",

@@ -88,6 +88,9 @@ static void text_outcome(FILE *f, const cli_report *r)
     key(f, "true-residual restarts:");
     fprintf(f, "%d (at most %d)\n", res->true_residual_restarts,
             r->gap_restarts);
+    key(f, "breakdown restarts:");
+    fprintf(f, "%d (at most %d)\n", res->breakdown_restarts,
+            r->breakdown_restarts);
     line_num(f, "recursive rel. residual:", "%.4e",
              ratio(res->rnorm, res->bnorm), "");
     line_num(f, "true rel. residual:", "%.4e",
@@ -136,6 +139,7 @@ static void json_problem(cli_json *j, const cli_report *r)
     if (uses_s(r->method)) cli_json_int(j, "s", r->s);
     if (uses_restart(r->method)) cli_json_int(j, "restart", r->restart);
     cli_json_int(j, "gap_restarts", r->gap_restarts);
+    cli_json_int(j, "breakdown_restarts_max", r->breakdown_restarts);
     cli_json_str(j, "preconditioner", r->precond);
     if (r->precond_blocks > 0) {
         cli_json_int(j, "precond_blocks", r->precond_blocks);
@@ -157,6 +161,7 @@ static void json_outcome(cli_json *j, const cli_report *r)
     cli_json_str(j, "reason_text", kr_reason_text(res->reason));
     cli_json_bool(j, "converged", res->reason > 0);
     cli_json_int(j, "true_residual_restarts", res->true_residual_restarts);
+    cli_json_int(j, "breakdown_restarts", res->breakdown_restarts);
     cli_json_num(j, "recursive_relative_residual",
                  ratio(res->rnorm, res->bnorm));
     cli_json_num(j, "true_relative_residual",

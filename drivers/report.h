@@ -15,8 +15,9 @@ typedef struct cli_report {
     int32_t n, nnz;
     kr_row_stats rows;
     const char *method;
-    int s, restart;   /* shown for the methods that use them       */
-    int gap_restarts; /* true-residual restarts allowed              */
+    int s, restart;         /* shown for the methods that use them */
+    int gap_restarts;       /* true-residual restarts allowed        */
+    int breakdown_restarts; /* restarts allowed after a breakdown    */
     const char *precond, *device;
     const char *format;           /* the format that ran             */
     const char *format_requested; /* --format ("auto", ...)          */

@@ -15,7 +15,8 @@ typedef struct solve_opts {
     const char *rhs, *x0, *out, *history, *gen;
     const char *method, *precond, *format, *device;
     int s, restart, maxit, threads, monitor, json, help;
-    int gap_restarts; /* restarts allowed when the true residual misses */
+    int gap_restarts;       /* restarts allowed when the true residual misses */
+    int breakdown_restarts; /* restarts allowed after a breakdown             */
     int converged_reason, view; /* PETSc-style reports after the solve */
     int verbose;                /* bjacobi's block condition numbers    */
     double rtol, atol, dtol;

@@ -266,8 +266,8 @@ const char *kr_reason_name(kr_reason r);
 const char *kr_reason_text(kr_reason r);
 
 /* Called once per iteration (and for iteration 0) with ||r_k||; when a
- * restart (gap_restarts) begins at iteration k, called again for k with
- * the true residual the method continues from. */
+ * restart (gap_restarts, breakdown_restarts) begins at iteration k, called
+ * again for k with the true residual the method continues from. */
 typedef void (*kr_monitor_fn)(int iteration, double rnorm, void *user);
 
 typedef struct kr_solve_options {
@@ -288,6 +288,16 @@ typedef struct kr_solve_options {
      * with the iterations left, up to this many times (0..100); default 3.
      * If the true residual still misses: KR_DIVERGED_RESIDUAL_GAP. */
     int gap_restarts;
+    /* When a method stops with KR_DIVERGED_BREAKDOWN, the method restarts
+     * from x (r = b - A x; BiCGSTAB takes r as its new shadow vector r0^),
+     * with the iterations left, up to this many times (0..100); default 3.
+     * Only after a run (the first or a restart) whose iterations brought
+     * ||b - A x|| below the residual it started from: a breakdown after a
+     * run that left it no smaller (or not finite), e.g. before its first
+     * iteration, ends the solve with KR_DIVERGED_BREAKDOWN. A restarted
+     * run stops for any reason a solve does (dtol still compares with
+     * the solve's ||r_0||), and x is then its last iterate. */
+    int breakdown_restarts;
 } kr_solve_options;
 
 void kr_solve_options_default(kr_solve_options *opt);
@@ -304,6 +314,8 @@ typedef struct kr_result {
                              recursive one of that iteration             */
     int history_len;
     int true_residual_restarts; /* restarts made (see gap_restarts)       */
+    int breakdown_restarts;     /* restarts made (see
+                                   kr_solve_options.breakdown_restarts)   */
 } kr_result;
 
 /* Solves A x = b; x holds the initial guess on entry. A reason that is not

@@ -1,7 +1,7 @@
 /* kr_solve: checks the arguments, handles b = 0, runs the method chosen by
  * name, recomputes the true residual at the end and restarts the method
- * when that residual does not confirm its convergence. Also the stopping
- * test every method shares. */
+ * from x when that residual does not confirm its convergence or when the
+ * method broke down. Also the stopping test every method shares. */
 #include "core/error.h"
 #include "solver/solver.h"
 
@@ -47,6 +47,7 @@ void kr_solve_options_default(kr_solve_options *opt)
     opt->kappa = 0.7;
     opt->seed = 1;
     opt->gap_restarts = 3;
+    opt->breakdown_restarts = 3;
 }
 
 static kr_status check_options(kr_ctx *ctx, const kr_solve_options *o)
@@ -71,6 +72,10 @@ static kr_status check_options(kr_ctx *ctx, const kr_solve_options *o)
         return kr_fail(ctx, KR_ERR_ARG,
                        "gap_restarts must be in 0..100 (got %d)",
                        o->gap_restarts);
+    if (o->breakdown_restarts < 0 || o->breakdown_restarts > 100)
+        return kr_fail(ctx, KR_ERR_ARG,
+                       "breakdown_restarts must be in 0..100 (got %d)",
+                       o->breakdown_restarts);
     return KR_OK;
 }
 
@@ -126,26 +131,56 @@ static int claims_convergence(kr_reason r)
     return r > 0 && r != KR_CONVERGED_ZERO_RHS;
 }
 
-/* Runs the method and checks a claim of convergence against the true
- * residual: round-off can make the recursive residual drift away from
- * b - A x (a residual gap). A claim the true residual does not bear out
- * restarts the method from x, whose start-up recomputes r = b - A x (a
- * residual replacement, after van der Vorst & Ye), with the iterations
- * left; the numbering continues from a->it0. */
+/* 1 when a breakdown is worth a restart from x, the usual remedy for the
+ * Bi-CG family's breakdowns (BiCGSTAB's start-up takes r = b - A x as its
+ * new shadow vector r0^): restarts are left, and this run made iterations
+ * that brought ||b - A x|| (finite) below the residual it started from.
+ * Otherwise a restart would start where this run started, or from a worse
+ * x: a run that broke down before its first iteration (or made only null
+ * steps) would break down again in the same way. */
+static int breakdown_restart(const kr_solve_args *a, const kr_result *res)
+{
+    return res->reason == KR_DIVERGED_BREAKDOWN &&
+           res->breakdown_restarts < a->opt->breakdown_restarts &&
+           res->iterations > a->it0 && isfinite(res->true_rnorm) &&
+           res->true_rnorm < a->run_r0norm;
+}
+
+/* After a run: 1 to restart the method from x (the restart counted), 0 to
+ * stop with res->reason. A claim of convergence must be confirmed by the
+ * true residual: round-off can make the recursive residual drift away
+ * from b - A x (a residual gap). A claim it does not bear out restarts the
+ * method, whose start-up recomputes r = b - A x (a residual replacement,
+ * after van der Vorst & Ye), up to gap_restarts times; then the reason is
+ * KR_DIVERGED_RESIDUAL_GAP. A breakdown restarts up to breakdown_restarts
+ * times, when breakdown_restart says it can help. */
+static int restart_due(const kr_solve_args *a, kr_result *res)
+{
+    if (breakdown_restart(a, res)) {
+        res->breakdown_restarts++;
+        return 1;
+    }
+    if (!claims_convergence(res->reason) ||
+        kr_solver_converged(a, res->true_rnorm))
+        return 0;
+    if (res->true_residual_restarts >= a->opt->gap_restarts) {
+        res->reason = KR_DIVERGED_RESIDUAL_GAP;
+        return 0;
+    }
+    res->true_residual_restarts++;
+    return 1;
+}
+
+/* Runs the method, then again from x while restart_due says so, with the
+ * iterations left: the numbering continues from a->it0, so maxit, the
+ * history and the monitor count the solve's iterations. */
 static kr_status run_checked(kr_solve_args *a, const kr_solver_ops *method,
                              kr_result *res)
 {
     for (;;) {
         KR_TRY(method->solve(a, res));
         KR_TRY(true_residual(a, &res->true_rnorm));
-        if (!claims_convergence(res->reason) ||
-            kr_solver_converged(a, res->true_rnorm))
-            return KR_OK;
-        if (res->true_residual_restarts >= a->opt->gap_restarts) {
-            res->reason = KR_DIVERGED_RESIDUAL_GAP;
-            return KR_OK;
-        }
-        res->true_residual_restarts++;
+        if (!restart_due(a, res)) return KR_OK;
         a->it0 = res->iterations;
     }
 }
@@ -224,6 +259,7 @@ kr_reason kr_solver_check(kr_solve_args *a, kr_result *res, int it,
     res->iterations = k;
     res->rnorm = rnorm;
     if (k == 0) a->r0norm = rnorm;
+    if (it == 0) a->run_r0norm = rnorm;
     /* indexed by k, so a restart's first residual replaces the entry of
      * the iteration it starts from and history_len stays iterations + 1 */
     if (res->history && k < o->maxit + 2) {

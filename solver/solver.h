@@ -18,10 +18,12 @@ typedef struct kr_solve_args {
     int32_t n;
     const kr_solve_options *opt;
     double bnorm;
-    double r0norm; /* ||r_0||, set by kr_solver_check at iteration 0 */
-    int it0;       /* iterations done before this run (a restart from the
-                      true residual): methods count from 0, kr_solver_check
-                      numbers from it0 */
+    double r0norm;     /* ||r_0||, set by kr_solver_check at iteration 0 */
+    double run_r0norm; /* ||b - A x|| this run started from (its first
+                          residual, set by kr_solver_check at it = 0) */
+    int it0;           /* iterations done before this run (a restart from x
+                          after a residual gap or a breakdown): methods count
+                          from 0, kr_solver_check numbers from it0 */
 } kr_solve_args;
 
 typedef struct kr_solver_ops {

@@ -123,6 +123,7 @@ START_TEST(help_solve_tells_everything)
     for (int i = 0; opts[i]; i++)
         ck_assert_msg(mentions_option(r.out, opts[i]), "%s not in help:\n%s",
                       opts[i], r.out);
+    ck_assert(mentions_option(r.out, "--breakdown-restarts"));
     ck_assert_msg(mentions_exit_codes(r.out), "exit codes:\n%s", r.out);
     assert_all_names(r.out, kr_method_names());
     assert_all_names(r.out, kr_precond_names());

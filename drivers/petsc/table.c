@@ -4,7 +4,8 @@
  * plus the host-side residual and difference norms both use.
  * With bjacobi both also name the blocks and say when the two sides'
  * preconditioners differ (singular blocks), since the iteration counts
- * then compare different methods. */
+ * then compare different methods; likewise when krylov restarted from x
+ * (after a breakdown or a residual gap), which PETSc does not. */
 #include "drivers/block_cond.h"
 #include "drivers/json.h"
 #include "drivers/petsc/compare.h"
@@ -102,6 +103,26 @@ static void print_differ(FILE *f, const solve_run *r, const cmp_result *c)
                 c->p.pc_failed);
 }
 
+/* krylov's restarts from x, which PETSc's KSP does not make: from there on
+ * the two sides run different iterations. */
+static void print_restarts(FILE *f, const solve_run *r, const cmp_result *c)
+{
+    const kr_result *res = &r->res;
+    if (res->breakdown_restarts > 0)
+        fprintf(f,
+                "note: krylov restarted from x after %d breakdown(s) "
+                "(--breakdown-restarts %d); PETSc's %s has no such restart, "
+                "so the two sides iterate differently from the first one "
+                "on\n",
+                res->breakdown_restarts, r->o->breakdown_restarts, c->p.ksp);
+    if (res->true_residual_restarts > 0)
+        fprintf(f,
+                "note: krylov restarted from x %d time(s) where its residual "
+                "met the tolerance and ||b - A x|| did not (--gap-restarts "
+                "%d); PETSc's %s has no such check\n",
+                res->true_residual_restarts, r->o->gap_restarts, c->p.ksp);
+}
+
 /* The singular-block row: krylov's count, PETSc's failure if any. */
 static void print_singular(FILE *f, const cmp_result *c)
 {
@@ -135,6 +156,7 @@ void cmp_print_table(FILE *f, const solve_run *r, const cmp_result *c)
         fputs("\n||x_krylov - x_petsc|| / ||x_petsc|| = n/a (not finite)\n", f);
     if (c->note) fprintf(f, "note: %s\n", c->note);
     print_differ(f, r, c);
+    print_restarts(f, r, c);
     if (kr_ctx_device(r->ctx) == KR_DEVICE_CPU && kr_ctx_threads(r->ctx) != 1)
         fputs("note: PETSc runs on one core; for a like-for-like timing run "
               "with --threads 1\n",
@@ -197,6 +219,9 @@ void cmp_print_json(FILE *f, const solve_run *r, const cmp_result *c)
     cli_json_str(&j, "petsc_version", c->petsc_version);
     side_json(&j, "krylov", &c->k);
     side_json(&j, "petsc", &c->p);
+    cli_json_int(&j, "krylov_true_residual_restarts",
+                 r->res.true_residual_restarts);
+    cli_json_int(&j, "krylov_breakdown_restarts", r->res.breakdown_restarts);
     if (c->p.pc_failed)
         cli_json_str(&j, "petsc_pc_failed", c->p.pc_failed);
     else
