@@ -28,7 +28,8 @@
 # iterations. Jacobi refuses a matrix with a zero diagonal entry: recorded
 # as "refused: zero diagonal". Singular diagonal blocks get scalar Jacobi
 # (bjacobi's default); their count is in the table. A solve that restarted
-# after a residual gap (--gap-restarts, default 3) says so in its note.
+# from x after a residual gap (--gap-restarts, default 3) or after a
+# breakdown (--breakdown-restarts, default 3) says so in its note.
 set -u
 build=${1:?usage: sh bench/bjacobi_table.sh BUILD [DEVICE]}
 device=${2:-auto}
@@ -111,6 +112,11 @@ run_solve() { # matrix method precond
     restarts=$(field true_residual_restarts)
     if [ "${restarts:-0}" -gt 0 ]; then
         note="${note:+$note, }$restarts true-residual restart(s)"
+    fi
+    # restarts from x after a breakdown (absent from older builds' JSON)
+    restarts=$(field breakdown_restarts)
+    if [ "${restarts:-0}" -gt 0 ]; then
+        note="${note:+$note, }$restarts breakdown restart(s)"
     fi
 }
 
