@@ -222,23 +222,6 @@ END_TEST
 
 /* ---------------------------------------------------- sparse matrices */
 
-/* CSR from a dense row-major n x n array, keeping the nonzeros. */
-static void dense_csr(kr_ctx *ctx, int32_t n, const double *a, kr_csr *A)
-{
-    int32_t nnz = 0, q = 0;
-    for (int64_t i = 0; i < (int64_t)n * n; i++)
-        nnz += a[i] != 0.0;
-    ck_assert_int_eq(kr_csr_alloc(ctx, n, n, nnz, A), KR_OK);
-    for (int32_t i = 0; i < n; i++) {
-        for (int32_t j = 0; j < n; j++)
-            if (a[(int64_t)i * n + j] != 0.0) {
-                A->colind[q] = j;
-                A->val[q++] = a[(int64_t)i * n + j];
-            }
-        A->rowptr[i + 1] = q;
-    }
-}
-
 /* The dense block A(s:s+k, s:s+k) read by a plain scan of CSR. */
 static void block_of(const kr_csr *A, int32_t s, int32_t k, double *D)
 {
@@ -323,7 +306,7 @@ static void singular_matrix(kr_ctx *ctx, double *a, kr_csr *A)
     for (int32_t j = 20; j < 24; j++) /* row 22 = row 21 inside block 5 */
         a[22 * N + j] = a[21 * N + j];
     a[23 * N + 23] = 0.0;
-    dense_csr(ctx, N, a, A);
+    kt_dense_csr(ctx, N, a, A);
 }
 
 static kr_status create_policy(kr_ctx *ctx, const kr_csr *A,
@@ -447,7 +430,7 @@ START_TEST(supervariables_known)
             for (int32_t j = s; j < s + grp[g]; j++)
                 a[i * 10 + j] = 1.0 + (i == j);
     kr_csr A;
-    dense_csr(ctx, 10, a, &A);
+    kt_dense_csr(ctx, 10, a, &A);
     int32_t nb, *s;
     ck_assert_int_eq(kr_blocking_supervariables(ctx, &A, 5, &nb, &s), KR_OK);
     check_starts(s, nb, (const int32_t[]){0, 5, 10}, 2);
@@ -461,7 +444,7 @@ START_TEST(supervariables_known)
     kr_csr_free(&A);
     for (int32_t i = 0; i < 40 * 40; i++)
         a[i] = 1.0 + (i % 41 == 0) * 40.0;
-    dense_csr(ctx, 40, a, &A);
+    kt_dense_csr(ctx, 40, a, &A);
     ck_assert_int_eq(kr_blocking_supervariables(ctx, &A, 32, &nb, &s), KR_OK);
     check_starts(s, nb, (const int32_t[]){0, 32, 40}, 2);
     free(s);

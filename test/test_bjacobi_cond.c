@@ -97,24 +97,6 @@ static kr_precond *bjacobi(kr_ctx *ctx, const kr_csr *A,
     return P;
 }
 
-/* A dense n x n row-major a as CSR, zeros left out. */
-static void dense_csr(kr_ctx *ctx, int32_t n, const double *a, kr_csr *A)
-{
-    int32_t nnz = 0;
-    for (int32_t i = 0; i < n * n; i++)
-        nnz += a[i] != 0.0;
-    ck_assert_int_eq(kr_csr_alloc(ctx, n, n, nnz, A), KR_OK);
-    int32_t q = 0;
-    for (int32_t i = 0; i < n; i++) {
-        for (int32_t j = 0; j < n; j++)
-            if (a[i * n + j] != 0.0) {
-                A->colind[q] = j;
-                A->val[q++] = a[i * n + j];
-            }
-        A->rowptr[i + 1] = q;
-    }
-}
-
 /* Every block of P against the reference; the summary against the
  * reference values sorted. Returns the number of blocks. */
 static int32_t check_against_reference(kr_ctx *ctx, const kr_precond *P,
@@ -211,7 +193,7 @@ static void known_matrix(kr_ctx *ctx, kr_csr *A)
     a[11 * N + 11] = 1.0, a[11 * N + 12] = 2.0;
     a[12 * N + 11] = 1.0, a[12 * N + 12] = 2.0, a[13 * N + 13] = 5.0;
     a[0 * N + 13] = 7.0, a[5 * N + 0] = -4.0, a[9 * N + 3] = 1e3; /* outside */
-    dense_csr(ctx, N, a, A);
+    kt_dense_csr(ctx, N, a, A);
 }
 
 START_TEST(cond_of_known_blocks)
@@ -323,7 +305,7 @@ START_TEST(all_blocks_replaced)
     kr_ctx *ctx = kt_cpu();
     const double a[4] = {1, 1, 1, 1};
     kr_csr A;
-    dense_csr(ctx, 2, a, &A);
+    kt_dense_csr(ctx, 2, a, &A);
     kr_precond *P = bjacobi(ctx, &A, NULL);
     kr_bjacobi_cond c;
     kr_bjacobi_cond_stats st;

@@ -37,64 +37,21 @@ static const double K[4] = {0, 1, -1, 0}; /* skew */
 
 /* ------------------------------------------------------------ monitor */
 
-#define MAXLOG 64
-typedef struct mon_log {
-    int count;
-    int it[MAXLOG];
-    double rnorm[MAXLOG];
-} mon_log;
-
-static void record(int it, double rnorm, void *user)
-{
-    mon_log *l = user;
-    ck_assert(l->count < MAXLOG);
-    l->it[l->count] = it;
-    l->rnorm[l->count] = rnorm;
-    l->count++;
-}
-
 /* BiCGSTAB with the default options, rtol 1e-10, a monitor and history. */
-static kr_solve_options options(mon_log *l)
+static kr_solve_options options(kt_monitor_log *l)
 {
     kr_solve_options o;
     kr_solve_options_default(&o);
     o.method = "bicgstab";
     o.rtol = 1e-10;
     o.keep_history = 1;
-    o.monitor = record;
+    o.monitor = kt_monitor_record;
     o.monitor_user = l;
     l->count = 0;
     return o;
 }
 
 /* ------------------------------------------------------------- solves */
-
-/* Dense row-major n x n into CSR, keeping the nonzeros. */
-static void dense_csr(kr_ctx *ctx, int32_t n, const double *a, kr_csr *A)
-{
-    int32_t nnz = 0, k = 0;
-    for (int32_t i = 0; i < n * n; i++)
-        nnz += a[i] != 0.0;
-    ck_assert_int_eq(kr_csr_alloc(ctx, n, n, nnz, A), KR_OK);
-    for (int32_t i = 0; i < n; i++) {
-        for (int32_t j = 0; j < n; j++)
-            if (a[i * n + j] != 0.0) {
-                A->colind[k] = j;
-                A->val[k++] = a[i * n + j];
-            }
-        A->rowptr[i + 1] = k;
-    }
-}
-
-/* ||b - A x|| by the plain host loop. */
-static double host_residual(const kr_csr *A, const double *b, const double *x)
-{
-    double r[8], s = 0.0;
-    kr_csr_matvec(A, x, r);
-    for (int32_t i = 0; i < A->nrows; i++)
-        s += (b[i] - r[i]) * (b[i] - r[i]);
-    return sqrt(s);
-}
 
 /* Solves a x = e1 (a dense n x n, n <= 8) from x0 = 0 on ctx with no
  * preconditioner into x; returns ||e1 - A x|| computed on the host. */
@@ -106,7 +63,7 @@ static double solve_e1(kr_ctx *ctx, int32_t n, const double *a,
     kr_precond *P = NULL;
     kr_vec *vb = NULL, *vx = NULL;
     double b[8] = {1};
-    dense_csr(ctx, n, a, &A);
+    kt_dense_csr(ctx, n, a, &A);
     kr_status st = kr_matrix_create(ctx, &A, "csr", &M);
     if (st == KR_OK) st = kr_precond_create(ctx, &A, "none", &P);
     if (st == KR_OK) st = kr_vec_create(ctx, n, &vb);
@@ -115,7 +72,7 @@ static double solve_e1(kr_ctx *ctx, int32_t n, const double *a,
     if (st == KR_OK) st = kr_solve(ctx, M, P, vb, vx, o, res);
     if (st == KR_OK) st = kr_vec_download(vx, x);
     ck_assert_msg(st == KR_OK, "%s: %s", o->method, kr_ctx_error(ctx));
-    double r = host_residual(&A, b, x);
+    double r = kt_host_residual(&A, b, x);
     kr_vec_destroy(vb);
     kr_vec_destroy(vx);
     kr_precond_destroy(P);
@@ -150,7 +107,7 @@ static void assert_reason(const kr_result *res, kr_reason want, int its,
 /* The monitor saw 0, 1, ..., iterations with `at` twice (the restart's
  * true residual second), and nothing else twice; the history has one
  * entry per iteration, the restart's at `at`. */
-static void assert_one_restart_at(const kr_result *res, const mon_log *l,
+static void assert_one_restart_at(const kr_result *res, const kt_monitor_log *l,
                                   int at)
 {
     ck_assert_int_eq(l->count, res->iterations + 2);
@@ -175,7 +132,7 @@ START_TEST(restart_gets_past_breakdown)
                                         "restart_gets_past_breakdown (gpu)"};
     kr_ctx *ctx = context(_i, names[_i]);
     if (!ctx) return;
-    static mon_log l;
+    static kt_monitor_log l;
     kr_result res;
     double x[4];
     kr_solve_options o = options(&l);
@@ -211,7 +168,7 @@ END_TEST
 START_TEST(restart_breaking_down_at_once_ends_it)
 {
     kr_ctx *ctx = context(0, NULL);
-    static mon_log l;
+    static kt_monitor_log l;
     kr_result res;
     double x[3];
     for (int limit = 1; limit <= 100; limit += 99) {
@@ -245,7 +202,7 @@ START_TEST(no_restart_without_progress)
                  {N, e1, "idr", 0},
                  {K, b12, "idr", 1}};
     kr_ctx *ctx = context(0, NULL);
-    static mon_log l;
+    static kt_monitor_log l;
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         kr_csr A;
         kr_matrix *M = NULL;
@@ -255,7 +212,7 @@ START_TEST(no_restart_without_progress)
         kr_solve_options o = options(&l);
         o.method = cases[c].method;
         o.s = 1;
-        dense_csr(ctx, 2, cases[c].a, &A);
+        kt_dense_csr(ctx, 2, cases[c].a, &A);
         ck_assert_int_eq(kr_matrix_create(ctx, &A, "csr", &M), KR_OK);
         ck_assert_int_eq(kr_precond_create(ctx, &A, "none", &P), KR_OK);
         ck_assert_int_eq(kr_vec_create(ctx, 2, &vb), KR_OK);
@@ -282,7 +239,7 @@ END_TEST
 START_TEST(restarts_share_maxit)
 {
     kr_ctx *ctx = context(0, NULL);
-    static mon_log l;
+    static kt_monitor_log l;
     kr_result res;
     double x[4];
     kr_solve_options o = options(&l);
@@ -304,7 +261,7 @@ END_TEST
 START_TEST(breakdown_restarts_checked)
 {
     kr_ctx *ctx = context(0, NULL);
-    static mon_log l;
+    static kt_monitor_log l;
     kr_result res;
     double x[4];
     kr_solve_options o = options(&l);
@@ -316,7 +273,7 @@ START_TEST(breakdown_restarts_checked)
     kr_matrix *M = NULL;
     kr_precond *P = NULL;
     kr_vec *v = NULL;
-    dense_csr(ctx, 4, B, &A);
+    kt_dense_csr(ctx, 4, B, &A);
     ck_assert_int_eq(kr_matrix_create(ctx, &A, "csr", &M), KR_OK);
     ck_assert_int_eq(kr_precond_create(ctx, &A, "none", &P), KR_OK);
     ck_assert_int_eq(kr_vec_create(ctx, 4, &v), KR_OK);
@@ -353,17 +310,6 @@ static kt_output krylov(const char *fmt, const char *path, const char *more)
     return kt_command("", kt_krylov_bin(), NULL, fmt, path, more);
 }
 
-/* The number after "key": (quotes included in key) or a text key. */
-static double num_after(const char *text, const char *key)
-{
-    const char *p = strstr(text, key);
-    ck_assert_msg(p != NULL, "no %s in:\n%s", key, text);
-    p += strlen(key);
-    while (*p == ' ' || *p == ':')
-        p++;
-    return strtod(p, NULL);
-}
-
 #define SOLVE                                                                  \
     "solve '%s' --method bicgstab --precond none --rtol 1e-10 "                \
     "--device cpu --threads 1 %s"
@@ -382,16 +328,16 @@ START_TEST(solve_reports_restarts)
     kt_output_free(&r);
     r = krylov(SOLVE, path, "--json");
     ck_assert_int_eq(r.rc, 0);
-    ck_assert(num_after(r.out, "\"breakdown_restarts\"") == 1);
-    ck_assert(num_after(r.out, "\"breakdown_restarts_max\"") == 3);
-    ck_assert(num_after(r.out, "\"true_relative_residual\"") <= 1e-10);
+    ck_assert(kt_num_after(r.out, "\"breakdown_restarts\"") == 1);
+    ck_assert(kt_num_after(r.out, "\"breakdown_restarts_max\"") == 3);
+    ck_assert(kt_num_after(r.out, "\"true_relative_residual\"") <= 1e-10);
     kt_output_free(&r);
     r = krylov(SOLVE, path, "--breakdown-restarts 0 --json");
     ck_assert_int_eq(r.rc, 1);
     ck_assert(strstr(r.out, "\"reason\": \"DIVERGED_BREAKDOWN\""));
-    ck_assert(num_after(r.out, "\"breakdown_restarts\"") == 0);
-    ck_assert(num_after(r.out, "\"breakdown_restarts_max\"") == 0);
-    ck_assert(num_after(r.out, "\"iterations\"") == 1);
+    ck_assert(kt_num_after(r.out, "\"breakdown_restarts\"") == 0);
+    ck_assert(kt_num_after(r.out, "\"breakdown_restarts_max\"") == 0);
+    ck_assert(kt_num_after(r.out, "\"iterations\"") == 1);
     kt_output_free(&r);
     r = krylov(SOLVE, path, "--breakdown-restarts 101");
     ck_assert_int_eq(r.rc, 2);
@@ -420,8 +366,8 @@ START_TEST(bench_reports_restarts)
         ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
         char *j = kt_slurp(json);
         ck_assert(j != NULL);
-        ck_assert(num_after(j, "\"breakdown_restarts\"") == (limit ? 1 : 0));
-        ck_assert(num_after(j, "\"breakdown_restarts_max\"") == limit);
+        ck_assert(kt_num_after(j, "\"breakdown_restarts\"") == (limit ? 1 : 0));
+        ck_assert(kt_num_after(j, "\"breakdown_restarts_max\"") == limit);
         ck_assert(strstr(j, limit ? "CONVERGED_RTOL" : "DIVERGED_BREAKDOWN"));
         ck_assert(!limit == !strstr(r.out, "; 1 breakdown restart(s)"));
         free(j);
@@ -457,7 +403,7 @@ START_TEST(compare_petsc_says_krylov_restarted)
                    "compare-petsc '%s' --method bicgstab --precond none "
                    "--rtol 1e-10 --threads 1 --device cpu --json",
                    path);
-    ck_assert(num_after(r.out, "\"krylov_breakdown_restarts\"") == 1);
+    ck_assert(kt_num_after(r.out, "\"krylov_breakdown_restarts\"") == 1);
     ck_assert(strstr(r.out, "\"krylov_reason\": \"CONVERGED_RTOL\""));
     ck_assert(strstr(r.out, "\"petsc_reason\": \"DIVERGED_BREAKDOWN\""));
     kt_output_free(&r);

@@ -117,36 +117,13 @@ static void sys_solve(sys *s, const double *x0, const kr_solve_options *o,
 /* ||b - A x|| by the plain host loop */
 static double host_residual(const sys *s, const double *x)
 {
-    int32_t n = s->A.nrows;
-    double *r = malloc(sizeof(double) * (size_t)n);
-    ck_assert(r != NULL);
-    kr_csr_matvec(&s->A, x, r);
-    for (int32_t i = 0; i < n; i++)
-        r[i] = s->b[i] - r[i];
-    double nr = norm(n, r);
-    free(r);
-    return nr;
+    return kt_host_residual(&s->A, s->b, x);
 }
 
 /* ------------------------------------------------------------ monitor */
 
-#define MAXLOG 8192
-typedef struct mon_log {
-    int count;
-    int it[MAXLOG];
-    double rnorm[MAXLOG];
-} mon_log;
-
-static void record(int it, double rnorm, void *user)
-{
-    mon_log *l = user;
-    ck_assert(l->count < MAXLOG);
-    l->it[l->count] = it;
-    l->rnorm[l->count] = rnorm;
-    l->count++;
-}
-
-static kr_solve_options options(const char *method, double rtol, mon_log *l)
+static kr_solve_options options(const char *method, double rtol,
+                                kt_monitor_log *l)
 {
     kr_solve_options o;
     kr_solve_options_default(&o);
@@ -154,7 +131,7 @@ static kr_solve_options options(const char *method, double rtol, mon_log *l)
     o.rtol = rtol;
     o.maxit = 20000;
     o.keep_history = 1;
-    o.monitor = record;
+    o.monitor = kt_monitor_record;
     o.monitor_user = l;
     l->count = 0;
     return o;
@@ -165,7 +142,7 @@ static kr_solve_options options(const char *method, double rtol, mon_log *l)
  * recursive residual had met tol and the true one it continues from had
  * not; the history, one entry per iteration, keeps the monitor's last
  * value of each. Returns the first restart's iteration, or -1. */
-static int assert_bookkeeping(const kr_result *res, const mon_log *l,
+static int assert_bookkeeping(const kr_result *res, const kt_monitor_log *l,
                               double tol, const char *what)
 {
     int first = -1, repeats = 0;
@@ -204,7 +181,7 @@ static int assert_bookkeeping(const kr_result *res, const mon_log *l,
 START_TEST(real_gap_case)
 {
     sys s;
-    static mon_log l;
+    static kt_monitor_log l;
     kr_result res, res0;
     if (!sys_real(&s, "real_gap_case", "rdb3200l", "bjacobi")) {
         sys_free(&s);
@@ -246,7 +223,7 @@ END_TEST
 START_TEST(restarts_exhausted)
 {
     sys s;
-    static mon_log l;
+    static kt_monitor_log l;
     kr_result res;
     sys_gen(&s, "poisson2d:20", "jacobi");
     kr_solve_options o = options(methods[_i], 1e-16, &l);
@@ -274,7 +251,7 @@ END_TEST
 START_TEST(restarts_share_maxit)
 {
     sys s;
-    static mon_log l;
+    static kt_monitor_log l;
     kr_result res;
     sys_gen(&s, "poisson2d:20", "jacobi");
     kr_solve_options o = options("idr", 1e-16, &l);
@@ -301,7 +278,7 @@ END_TEST
 START_TEST(gap_restarts_checked)
 {
     sys s;
-    static mon_log l;
+    static kt_monitor_log l;
     kr_result res;
     sys_gen(&s, "poisson2d:4", "none");
     kr_solve_options o = options("cg", 1e-8, &l);
@@ -324,7 +301,7 @@ END_TEST
 START_TEST(nonzero_initial_guess)
 {
     sys s;
-    static mon_log l;
+    static kt_monitor_log l;
     kr_result res;
     sys_gen(&s, _i == 0 ? "poisson2d:20" : "convdiff2d:20", "jacobi");
     int32_t n = s.A.nrows;

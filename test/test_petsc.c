@@ -50,20 +50,6 @@ static run_out run(const char *env, const char *bin, const char *fmt, ...)
     return r;
 }
 
-/* The number after "key": in a JSON object, or after "key" in a text. */
-static double num_after(const char *text, const char *key)
-{
-    const char *p = strstr(text, key);
-    ck_assert_msg(p != NULL, "no '%s' in:\n%s", key, text);
-    p += strlen(key);
-    while (*p == ' ' || *p == ':' || *p == '"')
-        p++;
-    char *end;
-    double v = strtod(p, &end);
-    ck_assert_msg(end != p, "no number after '%s'", key);
-    return v;
-}
-
 /* ------------------------------------------- PETSc-style options (no PETSc) */
 
 /* Iterations of `krylov solve --gen SPEC ARGS --json`. */
@@ -72,7 +58,7 @@ static int solve_iterations(const char *spec, const char *args, int want_rc)
     run_out r =
         run("", kt_krylov_bin(), "solve --gen %s %s --json", spec, args);
     ck_assert_msg(r.rc == want_rc, "rc %d for %s: %s", r.rc, args, r.err);
-    int its = (int)num_after(r.out, "\"iterations\"");
+    int its = (int)kt_num_after(r.out, "\"iterations\"");
     kt_output_free(&r);
     return its;
 }
@@ -113,7 +99,7 @@ START_TEST(converged_reason_line)
                     "-ksp_rtol 1e-10 -ksp_converged_reason");
     ck_assert_int_eq(r.rc, 0);
     ck_assert_msg(strstr(r.out, want), "no '%s' in:\n%s", want, r.out);
-    ck_assert_int_eq((int)num_after(r.out, "\niterations:"), its);
+    ck_assert_int_eq((int)kt_num_after(r.out, "\niterations:"), its);
     kt_output_free(&r);
     r = run("", kt_krylov_bin(),
             "solve --gen poisson2d:10 -ksp_max_it 10 "
@@ -248,11 +234,11 @@ static run_out compare_agree(const char *problem, const char *args, int its_tol,
         run(PETSC_ENV, petsc_bin(), "%s %s --json --threads 1", problem, args);
     ck_assert_msg(r.rc == 0, "%s %s: rc %d\n%s%s", problem, args, r.rc, r.out,
                   r.err);
-    int ki = (int)num_after(r.out, "\"krylov_iterations\"");
-    int pi = (int)num_after(r.out, "\"petsc_iterations\"");
-    double kr = num_after(r.out, "\"krylov_true_relative_residual\"");
-    double pr = num_after(r.out, "\"petsc_true_relative_residual\"");
-    double dx = num_after(r.out, "\"solution_difference\"");
+    int ki = (int)kt_num_after(r.out, "\"krylov_iterations\"");
+    int pi = (int)kt_num_after(r.out, "\"petsc_iterations\"");
+    double kr = kt_num_after(r.out, "\"krylov_true_relative_residual\"");
+    double pr = kt_num_after(r.out, "\"petsc_true_relative_residual\"");
+    double dx = kt_num_after(r.out, "\"solution_difference\"");
     ck_assert_msg(abs(ki - pi) <= its_tol, "%s %s: krylov %d, PETSc %d its",
                   problem, args, ki, pi);
     ck_assert_msg(kr <= 1.05e-8 && pr <= 1.05e-8,
@@ -332,11 +318,11 @@ static void check_bjacobi(const char *problem, const char *args, int nb,
                       strstr(r.out, "\"same_preconditioner\": true") &&
                       strstr(r.out, "\"petsc_pc_failed\": null"),
                   "%s %s: %s", problem, args, r.out);
-    ck_assert_int_eq((int)num_after(r.out, "\"krylov_singular_blocks\""), 0);
-    int blocks = (int)num_after(r.out, "\"blocks\"");
+    ck_assert_int_eq((int)kt_num_after(r.out, "\"krylov_singular_blocks\""), 0);
+    int blocks = (int)kt_num_after(r.out, "\"blocks\"");
     ck_assert_msg(nb == 0 || blocks == nb, "%s %s: %d blocks, want %d", problem,
                   args, blocks, nb);
-    ck_assert(num_after(r.out, "\"block_size_max\"") <= 32);
+    ck_assert(kt_num_after(r.out, "\"block_size_max\"") <= 32);
     kt_output_free(&r);
 }
 
@@ -452,7 +438,7 @@ START_TEST(compare_bjacobi_near_singular_block)
                       strstr(r.out, "scalar Jacobi"),
                   "%s", r.out);
     ck_assert_msg(strstr(r.out, "singular blocks") &&
-                      (int)num_after(r.out, "singular blocks") == 1,
+                      (int)kt_num_after(r.out, "singular blocks") == 1,
                   "%s", r.out);
     kt_output_free(&r);
     r = run(PETSC_ENV, petsc_bin(),
@@ -689,19 +675,20 @@ static void check_petsc_reads(kr_ctx *ctx, const kr_csr *A, const char *what)
             sum += (double)(i + 1) * (double)(A->colind[k] + 1) * A->val[k];
             p += used;
         }
-    ck_assert_int_eq((int)num_after(p, "rows"), A->nrows);
-    ck_assert_int_eq((int)num_after(p, "cols"), A->ncols);
-    ck_assert_int_eq((int)num_after(p, "nnz"), A->nnz);
-    ck_assert_msg(num_after(p, "checksum") == sum, "%s: checksum %.17g, %.17g",
-                  what, num_after(p, "checksum"), sum);
+    ck_assert_int_eq((int)kt_num_after(p, "rows"), A->nrows);
+    ck_assert_int_eq((int)kt_num_after(p, "cols"), A->ncols);
+    ck_assert_int_eq((int)kt_num_after(p, "nnz"), A->nnz);
+    ck_assert_msg(kt_num_after(p, "checksum") == sum,
+                  "%s: checksum %.17g, %.17g", what,
+                  kt_num_after(p, "checksum"), sum);
     for (int32_t i = 0; i < A->nrows; i++) {
         char key[32];
         snprintf(key, sizeof key, "ventry %d ", (int)i);
-        ck_assert_msg(num_after(p, key) == v[i], "%s: v[%d]", what, (int)i);
+        ck_assert_msg(kt_num_after(p, key) == v[i], "%s: v[%d]", what, (int)i);
         vsum += (double)(i + 1) * v[i];
     }
-    ck_assert_int_eq((int)num_after(p, "vec_n"), A->nrows);
-    ck_assert(num_after(p, "vec_checksum") == vsum);
+    ck_assert_int_eq((int)kt_num_after(p, "vec_n"), A->nrows);
+    ck_assert(kt_num_after(p, "vec_checksum") == vsum);
     ck_assert_msg(!strstr(r.out, "WARNING"), "PETSc noise: %s", r.out);
     kt_output_free(&r);
     free(v);
@@ -748,9 +735,9 @@ static void solve_petsc_files(const char *src, const char *method)
     ck_assert_msg(r.rc == 0, "%s %s: rc %d\n%s%s", src, method, r.rc, r.out,
                   r.err);
     ck_assert_msg(strstr(r.out, "\"reason\": \"CONVERGED_"), "%s", r.out);
-    double tr = num_after(r.out, "\"true_relative_residual\"");
+    double tr = kt_num_after(r.out, "\"true_relative_residual\"");
     ck_assert_msg(tr <= 1.05e-10, "%s %s: true residual %g", src, method, tr);
-    ck_assert_msg(num_after(r.out, "\"iterations\"") > 1, "%s", r.out);
+    ck_assert_msg(kt_num_after(r.out, "\"iterations\"") > 1, "%s", r.out);
     kt_output_free(&r);
 }
 

@@ -59,20 +59,6 @@ static void convdiff2d(kr_ctx *ctx, int32_t m, kr_csr *A)
     stencil(ctx, m, c, A);
 }
 
-/* From a dense row-major n x n array, keeping the nonzeros. */
-static void dense_csr(kr_ctx *ctx, int32_t n, const double *a, kr_csr *A)
-{
-    int32_t nnz = 0, k = 0;
-    for (int32_t i = 0; i < n * n; i++)
-        nnz += a[i] != 0.0;
-    ck_assert_int_eq(kr_csr_alloc(ctx, n, n, nnz, A), KR_OK);
-    for (int32_t i = 0; i < n; i++) {
-        for (int32_t j = 0; j < n; j++)
-            if (a[i * n + j] != 0.0) put(A, &k, j, a[i * n + j]);
-        A->rowptr[i + 1] = k;
-    }
-}
-
 static void diag_csr(kr_ctx *ctx, int32_t n, const double *d, kr_csr *A)
 {
     ck_assert_int_eq(kr_csr_alloc(ctx, n, n, n, A), KR_OK);
@@ -175,20 +161,6 @@ static double norm(int32_t n, const double *v)
     return sqrt(s);
 }
 
-/* ||b - A x|| by the plain host loop */
-static double host_residual(const kr_csr *A, const double *b, const double *x)
-{
-    int32_t n = A->nrows;
-    double *r = malloc(sizeof(double) * (size_t)n);
-    ck_assert(r != NULL);
-    kr_csr_matvec(A, x, r);
-    for (int32_t i = 0; i < n; i++)
-        r[i] = b[i] - r[i];
-    double nr = norm(n, r);
-    free(r);
-    return nr;
-}
-
 static double rel_error(int32_t n, const double *x, const double *xt)
 {
     double d = 0.0;
@@ -204,7 +176,7 @@ static void assert_solved(const problem *p, const kr_result *res, double rtol,
                           double errtol, const char *what)
 {
     int32_t n = p->A.nrows;
-    double bn = norm(n, p->b), r = host_residual(&p->A, p->b, p->x);
+    double bn = norm(n, p->b), r = kt_host_residual(&p->A, p->b, p->x);
     ck_assert_msg(res->reason > 0, "%s: %s after %d iterations (rnorm %g)",
                   what, kr_reason_name(res->reason), res->iterations,
                   res->rnorm);
@@ -433,7 +405,7 @@ static kr_result run_small(int32_t n, const double *a, const double *b,
     kr_result res;
     kr_solve_options o = base ? *base : options(method);
     o.method = method;
-    dense_csr(ctx, n, a, &A);
+    kt_dense_csr(ctx, n, a, &A);
     kr_status st = solve(ctx, &A, pc, b, NULL, &o, &res, x);
     ck_assert_msg(st == KR_OK, "%s: %s", method, kr_ctx_error(ctx));
     kr_csr_free(&A);
@@ -469,7 +441,7 @@ START_TEST(diverged_its)
     ck_assert_int_eq(res.history_len, 6);
     ck_assert_msg(res.true_rnorm < res.bnorm, "%s: %g >= %g", method,
                   res.true_rnorm, res.bnorm);
-    ck_assert(fabs(res.true_rnorm - host_residual(&p.A, p.b, p.x)) <=
+    ck_assert(fabs(res.true_rnorm - kt_host_residual(&p.A, p.b, p.x)) <=
               1e-10 * res.bnorm);
     kr_result_free(&res);
     problem_free(&p);
@@ -686,23 +658,6 @@ START_TEST(one_unknown)
 }
 END_TEST
 
-#define MAXLOG 4096
-typedef struct mon_log {
-    int count;
-    int it[MAXLOG];
-    double rnorm[MAXLOG];
-} mon_log;
-
-static void record(int it, double rnorm, void *user)
-{
-    mon_log *l = user;
-    if (l->count < MAXLOG) {
-        l->it[l->count] = it;
-        l->rnorm[l->count] = rnorm;
-    }
-    l->count++;
-}
-
 /* The monitor sees it = 0, 1, 2, ... once each; the history holds the
  * same norms, iterations + 1 of them, the last being the final rnorm. */
 START_TEST(history_and_monitor)
@@ -710,11 +665,11 @@ START_TEST(history_and_monitor)
     kr_ctx *ctx = new_ctx();
     problem p;
     kr_result res;
-    static mon_log log;
+    static kt_monitor_log log;
     log.count = 0;
     kr_solve_options o = options(methods[_i]);
     o.keep_history = 1;
-    o.monitor = record;
+    o.monitor = kt_monitor_record;
     o.monitor_user = &log;
     o.restart = 10; /* GMRES: cross a few restarts */
     make_problem(ctx, _i == 0 ? LAPLACE : CONVDIFF, &p);

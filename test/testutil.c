@@ -255,3 +255,53 @@ kr_ctx *kt_gpu_or_skip(const char *test)
     kr_ctx_destroy(ctx);
     return NULL;
 }
+
+void kt_monitor_record(int it, double rnorm, void *user)
+{
+    kt_monitor_log *l = user;
+    ck_assert(l->count < KT_MONLOG);
+    l->it[l->count] = it;
+    l->rnorm[l->count] = rnorm;
+    l->count++;
+}
+
+void kt_dense_csr(kr_ctx *ctx, int32_t n, const double *a, kr_csr *A)
+{
+    int32_t nnz = 0, q = 0;
+    for (int64_t i = 0; i < (int64_t)n * n; i++)
+        nnz += a[i] != 0.0;
+    ck_assert_int_eq(kr_csr_alloc(ctx, n, n, nnz, A), KR_OK);
+    for (int32_t i = 0; i < n; i++) {
+        for (int32_t j = 0; j < n; j++)
+            if (a[(int64_t)i * n + j] != 0.0) {
+                A->colind[q] = j;
+                A->val[q++] = a[(int64_t)i * n + j];
+            }
+        A->rowptr[i + 1] = q;
+    }
+}
+
+double kt_host_residual(const kr_csr *A, const double *b, const double *x)
+{
+    int32_t n = A->nrows;
+    double *r = malloc(sizeof(double) * ((size_t)n + 1)), s = 0.0;
+    ck_assert(r != NULL);
+    kr_csr_matvec(A, x, r);
+    for (int32_t i = 0; i < n; i++)
+        s += (b[i] - r[i]) * (b[i] - r[i]);
+    free(r);
+    return sqrt(s);
+}
+
+double kt_num_after(const char *text, const char *key)
+{
+    const char *p = strstr(text, key);
+    ck_assert_msg(p != NULL, "no '%s' in:\n%s", key, text);
+    p += strlen(key);
+    while (*p == ' ' || *p == ':' || *p == '"')
+        p++;
+    char *end;
+    double v = strtod(p, &end);
+    ck_assert_msg(end != p, "no number after '%s'", key);
+    return v;
+}

@@ -74,4 +74,25 @@ void kt_output_free(kt_output *r);
 /* Runs the suite (fork mode) and returns the exit status for main. */
 int kt_run(Suite *s);
 
+/* A monitor's calls, for kr_solve_options.monitor = kt_monitor_record with
+ * monitor_user a kt_monitor_log (zeroed count); more than KT_MONLOG calls
+ * fail the test. */
+#define KT_MONLOG 8192
+typedef struct kt_monitor_log {
+    int count;
+    int it[KT_MONLOG];
+    double rnorm[KT_MONLOG];
+} kt_monitor_log;
+void kt_monitor_record(int it, double rnorm, void *user);
+
+/* A as CSR from the dense row-major n x n array a, zeros dropped. */
+void kt_dense_csr(kr_ctx *ctx, int32_t n, const double *a, kr_csr *A);
+
+/* ||b - A x||_2 by the plain host loop. */
+double kt_host_residual(const kr_csr *A, const double *b, const double *x);
+
+/* The number after key in text (a JSON key with its quotes, or a report's
+ * label), skipping spaces, colons and quotes; fails the test if none. */
+double kt_num_after(const char *text, const char *key);
+
 #endif
