@@ -13,6 +13,10 @@
  * output is coalesced (the rows of one column are a permutation of
  * consecutive addresses).
  *
+ * Blocks of more than 16 rows go to a blocked form of the same
+ * elimination instead, one block per warp, whose updates run on the FP64
+ * tensor cores (below, "blocked elimination on FP64 MMA").
+ *
  * Blocks are grouped by size class (kr_gje_batch.order) so that each
  * launch's p fits its blocks; the apply runs in natural block order with
  * one p for the batch, so that r and z stream contiguously. */
@@ -269,14 +273,14 @@ __global__ void __launch_bounds__(GJE_THREADS, GJE_MINB(P))
 /* Shared extraction: the sub-warp walks the entries of the block's rows as
  * one stream (lane li takes entries li, li + P, ...: coalesced, every lane
  * busy whatever the row lengths, and no load waits for another, so that a
- * small batch is not a chain of per-row load latencies), drops the
- * entries outside the block into a zeroed k x k tile, and then lane li
- * takes row li from the tile. rp holds the block's k + 1 row pointers. */
+ * small batch is not a chain of per-row load latencies) and drops the
+ * entries outside the block into a zeroed K x K tile. rp holds the block's
+ * k + 1 row pointers. */
 template <int P, int K>
-__device__ __forceinline__ double
-load_csr(double (&row)[K], double (*tile)[K + 1], int32_t *rp,
-         const block_ref &r, int li, const int32_t *__restrict__ rowptr,
-         const int32_t *__restrict__ colind, const double *__restrict__ val)
+__device__ __forceinline__ void
+fill_tile(double (*tile)[K + 1], int32_t *rp, const block_ref &r, int li,
+          const int32_t *__restrict__ rowptr,
+          const int32_t *__restrict__ colind, const double *__restrict__ val)
 {
     for (int e = li; e < K * (K + 1); e += P)
         (&tile[0][0])[e] = 0.0;
@@ -294,6 +298,16 @@ load_csr(double (&row)[K], double (*tile)[K + 1], int32_t *rp,
         if (j >= 0 && j < r.k) tile[i][j] = val[q];
     }
     __syncwarp();
+}
+
+/* The extracted tile's row li in lane li. */
+template <int P, int K>
+__device__ __forceinline__ double
+load_csr(double (&row)[K], double (*tile)[K + 1], int32_t *rp,
+         const block_ref &r, int li, const int32_t *__restrict__ rowptr,
+         const int32_t *__restrict__ colind, const double *__restrict__ val)
+{
+    fill_tile<P, K>(tile, rp, r, li, rowptr, colind, val);
     double rmax = 0.0;
 #pragma unroll
     for (int j = 0; j < K; j++) {
@@ -319,6 +333,367 @@ __global__ void __launch_bounds__(GJE_THREADS, GJE_MINB(P))
             return load_csr<P, K>(row, tile_all[sub], rp_all[sub], r, li,
                                   rowptr, colind, val);
         });
+}
+
+/* ------------------------------------- blocked elimination on FP64 MMA */
+/* Blocks of more than GJE_MMA_ABOVE rows take a blocked form of the same
+ * elimination: the row kernel above spends its time moving the pivot row
+ * (32 values per lane per step through shared memory), not in its FMAs.
+ * One block per warp, padded with zeros to KT = 8T rows and columns, kept
+ * in the accumulator layout of the 8x8x4 double MMA: lane l holds entries
+ * (l/4 + 8ti, 8tj + 2(l%4) + {0, 1}) of tile (ti, tj).
+ *
+ * The steps go in panels of PW columns. After a panel's steps, each row is
+ * its value at the panel's start plus a combination of the panel's pivot
+ * rows G (as they were at the start), and the combination's coefficients
+ * are the row's final entries in the panel's columns (the steps write
+ * -m/d into column c of a row they update by -m/d times the pivot row).
+ * The pivot rows themselves are that combination without their start
+ * value. So a panel is:
+ *  1. its steps on its own 32 x PW columns, a row per lane, with the row
+ *     kernel's pivot search, giving the panel's final columns P;
+ *  2. A += P G on the tensor cores, over the rows that are not the
+ *     panel's pivots (a pivot row's P row is 0 there);
+ *  3. the pivot rows set to P_piv G (P_piv: their P rows): taking A + (P_p
+ *     - e_s) G for them instead would compute a row scaled by 1/d as
+ *     x - (1 - 1/d) x and lose all its digits for large d;
+ *  4. the panel's columns overwritten with P.
+ * In exact arithmetic this is the row kernel's elimination; the rounding
+ * differs only in the order of the sums. */
+constexpr int PW = 4;      /* panel width: a k-chunk of the MMA */
+constexpr int PS = PW + 2; /* row stride of pan: 16-byte loads by row
+                              without bank conflicts */
+
+/* d = a b + c on one 8x8x4 tile: lane l gives a(l/4, l%4) and b(l%4, l/4)
+ * and holds c, d(l/4, 2(l%4) + {0, 1}) (PTX mma.m8n8k4 .f64). */
+__device__ __forceinline__ double2 mma884(double a, double b, double2 c)
+{
+    double2 d;
+    asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, "
+        "{%3}, {%4, %5};"
+        : "=d"(d.x), "=d"(d.y)
+        : "d"(a), "d"(b), "d"(c.x), "d"(c.y));
+    return d;
+}
+
+/* One warp's shared memory: the panel's buffers, and in the same place at
+ * the end the inverse on its way out (column-major, stride KT + 4: the
+ * scattered stores of the accumulator layout take two wavefronts). G's
+ * rows are KT + 4 apart too, for the B operand's loads. */
+template <int T> struct mma_smem {
+    static constexpr int KT = 8 * T, GS = KT + 4;
+    struct panel {
+        double pan[32][PS]; /* the panel's columns, a row per lane       */
+        double g[PW][GS];   /* the pivot rows at the panel's start       */
+        double f[PW][GS];   /* the pivot rows' final values              */
+    };
+    union {
+        panel p;
+        double inv[KT][GS];
+    };
+    int perm[KT], sigma[KT]; /* step -> pivot row, row -> its step      */
+};
+
+/* The lane's entries of the block: entry(i, j) for i, j < k, else 0. */
+template <int T, typename Entry>
+__device__ __forceinline__ void mma_load(double2 (&a)[T][T], int k, int lane,
+                                         Entry entry)
+{
+#pragma unroll
+    for (int ti = 0; ti < T; ti++)
+#pragma unroll
+        for (int tj = 0; tj < T; tj++) {
+            const int i = lane / 4 + 8 * ti, j = 8 * tj + 2 * (lane & 3);
+            a[ti][tj].x = i < k && j < k ? entry(i, j) : 0.0;
+            a[ti][tj].y = i < k && j + 1 < k ? entry(i, j + 1) : 0.0;
+        }
+}
+
+/* The singularity threshold of row `lane` (the panel layout's row). */
+template <int T>
+__device__ __forceinline__ double mma_row_tiny(const double2 (&a)[T][T], int k,
+                                               int lane)
+{
+    double mine = 0.0;
+#pragma unroll
+    for (int ti = 0; ti < T; ti++) {
+        double m = 0.0;
+#pragma unroll
+        for (int tj = 0; tj < T; tj++)
+            m = fmax(m, fmax(fabs(a[ti][tj].x), fabs(a[ti][tj].y)));
+        m = fmax(m, __shfl_xor_sync(FULL, m, 1));
+        m = fmax(m, __shfl_xor_sync(FULL, m, 2)); /* row lane/4 + 8ti */
+        const double t = __shfl_sync(FULL, m, 4 * (lane & 7));
+        if (lane >> 3 == ti) mine = t;
+    }
+    return threshold(k, mine);
+}
+
+/* The panel's pivot rows between the block and rows[step]: row i is
+ * pivot of step[ti] >= 0 for the lane's rows i = lane/4 + 8ti. A row's
+ * tile row is known only at run time, so the lanes address shared memory
+ * by step and the registers stay statically indexed (an indexed a[]
+ * would live in local memory). */
+template <int T, bool In>
+__device__ __forceinline__ void
+mma_pivot_rows(double2 (&a)[T][T], const int (&step)[T],
+               double (*rows)[8 * T + 4], int lane)
+{
+#pragma unroll
+    for (int ti = 0; ti < T; ti++) {
+        if (step[ti] < 0) continue;
+#pragma unroll
+        for (int tj = 0; tj < T; tj++) {
+            double2 *q = (double2 *)&rows[step[ti]][8 * tj + 2 * (lane & 3)];
+            if (In)
+                a[ti][tj] = *q;
+            else
+                *q = a[ti][tj];
+        }
+    }
+}
+
+/* Panel Q's PW columns between the block and pan (a row per lane): the
+ * lanes with 2(lane%4) in the panel's columns of tile column Q*PW/8. */
+template <int T, int Q, bool In>
+__device__ __forceinline__ void mma_panel_cols(double2 (&a)[T][T],
+                                               double (*pan)[PS], int lane)
+{
+    constexpr int tj = Q * PW / 8, c0 = Q * PW % 8;
+    const int c = 2 * (lane & 3) - c0;
+    if (c < 0 || c >= PW) return;
+#pragma unroll
+    for (int ti = 0; ti < T; ti++) {
+        double2 *q = (double2 *)&pan[lane / 4 + 8 * ti][c];
+        if (In)
+            a[ti][tj] = *q;
+        else
+            *q = a[ti][tj];
+    }
+}
+
+/* Step 1 on pv (row `lane`'s PW panel entries). A pivot row is kept
+ * unscaled until the panel's end (its true values are scale times pv; the
+ * later steps' updates are linear in the row, so they act the same on
+ * it), which spares the pivot lane a branch per entry. Gives the pivot
+ * rows (-1 for steps past k, whose G rows are zeroed) and leaves the
+ * panel's final columns in pan. */
+template <int T, int Q>
+__device__ __forceinline__ void mma_panel_steps(double (&pv)[PW], double tiny,
+                                                int k, int lane, unsigned &used,
+                                                bool &bad, mma_smem<T> &sm)
+{
+    double scale = 1.0;
+#pragma unroll
+    for (int s = 0; s < PW; s++) {
+        const int c = PW * Q + s;
+        if (c >= k) { /* past the block: a step that changes nothing */
+            if (lane < mma_smem<T>::KT) sm.p.g[s][lane] = 0.0;
+            continue;
+        }
+        const bool eligible = lane < k && !((used >> lane) & 1u);
+        int p = pick_pivot<32>(eligible, fabs(pv[s]), 0);
+        if (p < 0) { /* a column of NaN: flagged, any row will do */
+            bad |= lane == 0;
+            p = 0;
+        }
+        double pr[PW];
+#pragma unroll
+        for (int j = 0; j < PW; j++)
+            pr[j] = __shfl_sync(FULL, pv[j], p);
+        const double d = pr[s], di = 1.0 / d;
+        const bool me = lane == p;
+        if (me) bad |= !(fabs(d) > tiny) || !isfinite(d);
+        const double g = me ? 0.0 : pv[s] * di;
+#pragma unroll
+        for (int j = 0; j < PW; j++)
+            if (j != s) pv[j] = fma(-g, pr[j], pv[j]);
+        pv[s] = me ? 1.0 : -g;
+        scale = me ? di : scale;
+        used |= 1u << p;
+        if (me) sm.sigma[lane] = c;
+        if (lane == 0) sm.perm[c] = p;
+    }
+#pragma unroll
+    for (int j = 0; j < PW; j += 2)
+        *(double2 *)&sm.p.pan[lane][j] =
+            make_double2(pv[j] * scale, pv[j + 1] * scale);
+}
+
+/* Steps 2 and 3 (step 3 into f). piv_row bit ti: row lane/4 + 8ti (also
+ * the row of the lane's A operand in tile row ti) is a pivot of this
+ * panel. */
+template <int T, int Q>
+__device__ __forceinline__ void mma_panel_update(double2 (&a)[T][T],
+                                                 unsigned piv_row, int k,
+                                                 int lane, mma_smem<T> &sm)
+{
+    double bop[T];
+#pragma unroll
+    for (int tj = 0; tj < T; tj++)
+        bop[tj] = sm.p.g[lane & 3][8 * tj + lane / 4];
+#pragma unroll
+    for (int ti = 0; ti < T; ti++) {
+        const double aop =
+            (piv_row >> ti) & 1u ? 0.0 : sm.p.pan[8 * ti + lane / 4][lane & 3];
+#pragma unroll
+        for (int tj = 0; tj < T; tj++)
+            a[ti][tj] = mma884(aop, bop[tj], a[ti][tj]);
+    }
+    /* F = P_piv G in rows 0..PW-1 of an 8-row tile */
+    const int s = lane / 4, c = PW * Q + s;
+    const double wop = s < PW && c < k ? sm.p.pan[sm.perm[c]][lane & 3] : 0.0;
+#pragma unroll
+    for (int tj = 0; tj < T; tj++) {
+        const double2 f = mma884(wop, bop[tj], make_double2(0.0, 0.0));
+        if (s < PW) *(double2 *)&sm.p.f[s][8 * tj + 2 * (lane & 3)] = f;
+    }
+}
+
+/* Panel Q and the ones after it. */
+template <int T, int Q>
+__device__ __forceinline__ void mma_panels(double2 (&a)[T][T], double tiny,
+                                           int k, int lane, unsigned &used,
+                                           bool &bad, mma_smem<T> &sm)
+{
+    if constexpr (Q * PW < 8 * T) {
+        if (PW * Q >= k) return;
+        mma_panel_cols<T, Q, false>(a, sm.p.pan, lane);
+        __syncwarp();
+        double pv[PW];
+#pragma unroll
+        for (int j = 0; j < PW; j += 2) {
+            const double2 v = *(const double2 *)&sm.p.pan[lane][j];
+            pv[j] = v.x, pv[j + 1] = v.y;
+        }
+        if (lane >= mma_smem<T>::KT) /* no row: pan has none for it */
+#pragma unroll
+            for (int j = 0; j < PW; j++)
+                pv[j] = 0.0;
+        const unsigned before = used;
+        mma_panel_steps<T, Q>(pv, tiny, k, lane, used, bad, sm);
+        __syncwarp();
+        /* the lane's rows that are this panel's pivots, and their steps */
+        const unsigned fresh = used & ~before;
+        int step[T];
+        unsigned piv_row = 0;
+#pragma unroll
+        for (int ti = 0; ti < T; ti++) {
+            const int i = lane / 4 + 8 * ti;
+            const bool is = (fresh >> i) & 1u;
+            step[ti] = is ? sm.sigma[i] - PW * Q : -1;
+            piv_row |= (unsigned)is << ti;
+        }
+        mma_pivot_rows<T, false>(a, step, sm.p.g, lane);
+        __syncwarp();
+        mma_panel_update<T, Q>(a, piv_row, k, lane, sm);
+        __syncwarp();
+        mma_pivot_rows<T, true>(a, step, sm.p.f, lane);
+        mma_panel_cols<T, Q, true>(a, sm.p.pan, lane);
+        __syncwarp();
+        mma_panels<T, Q + 1>(a, tiny, k, lane, used, bad, sm);
+    }
+}
+
+/* The inverse, column-major, rows and columns back in order: entry
+ * (i, j) of the eliminated block is entry (sigma[i], perm[j]) of the
+ * inverse. Through shared memory, so that the global stores are whole
+ * columns. */
+template <int T>
+__device__ __forceinline__ void mma_write(const double2 (&a)[T][T], int k,
+                                          int lane, mma_smem<T> &sm,
+                                          double *out)
+{
+    int si[T], pj[T][2];
+#pragma unroll
+    for (int ti = 0; ti < T; ti++)
+        si[ti] = sm.sigma[min(lane / 4 + 8 * ti, k - 1)];
+#pragma unroll
+    for (int tj = 0; tj < T; tj++)
+#pragma unroll
+        for (int c = 0; c < 2; c++)
+            pj[tj][c] = sm.perm[min(8 * tj + 2 * (lane & 3) + c, k - 1)];
+    __syncwarp(); /* the panel buffers are done with */
+#pragma unroll
+    for (int ti = 0; ti < T; ti++)
+#pragma unroll
+        for (int tj = 0; tj < T; tj++) {
+            const int i = lane / 4 + 8 * ti, j = 8 * tj + 2 * (lane & 3);
+            if (i < k && j < k) sm.inv[pj[tj][0]][si[ti]] = a[ti][tj].x;
+            if (i < k && j + 1 < k) sm.inv[pj[tj][1]][si[ti]] = a[ti][tj].y;
+        }
+    __syncwarp();
+    if (lane >= k) return;
+#pragma unroll
+    for (int j = 0; j < mma_smem<T>::KT; j++)
+        if (j < k) out[lane + (int64_t)j * k] = sm.inv[j][lane];
+}
+
+/* The warp's block: eliminate and write the inverse unless singular. */
+template <int T>
+__device__ __forceinline__ void
+mma_invert(double2 (&a)[T][T], const block_ref &r, int lane, mma_smem<T> &sm,
+           double *out, int32_t *info)
+{
+    /* k is the warp's; the reduction tells the compiler so (uniform
+     * branches, no divergence handling around the shuffles) */
+    const int k = __reduce_max_sync(FULL, r.k);
+    const double tiny = mma_row_tiny<T>(a, k, lane);
+    unsigned used = 0;
+    bool bad = false;
+    mma_panels<T, 0>(a, tiny, k, lane, used, bad, sm);
+    const bool singular = __ballot_sync(FULL, bad) != 0;
+    if (lane == 0) info[r.b] = singular;
+    if (!singular) mma_write<T>(a, k, lane, sm, out + r.off);
+}
+
+#define MMA_WARPS (GJE_THREADS / 32)
+
+template <int T>
+__global__ void __launch_bounds__(GJE_THREADS, 4)
+    k_gje_mma_dense(const int32_t *starts, const int64_t *offs,
+                    const int32_t *order, int32_t lo, int32_t hi,
+                    const double *__restrict__ in, double *__restrict__ out,
+                    int32_t *info)
+{
+    __shared__ __align__(16) mma_smem<T> sm_all[MMA_WARPS];
+    const int lane = threadIdx.x & 31;
+    const block_ref r = my_block<32>(starts, offs, order, lo, hi);
+    if (r.k == 0) return; /* the whole warp is past the end */
+    double2 a[T][T];
+    const double *blk = in + r.off;
+    mma_load<T>(a, r.k, lane,
+                [&](int i, int j) { return blk[i + (int64_t)j * r.k]; });
+    mma_invert<T>(a, r, lane, sm_all[threadIdx.x / 32], out, info);
+}
+
+/* The extraction tile and the elimination's buffers share memory. */
+template <int T> union mma_csr_smem {
+    double tile[8 * T][8 * T + 1];
+    mma_smem<T> m;
+};
+
+template <int T>
+__global__ void __launch_bounds__(GJE_THREADS, 4)
+    k_gje_mma_csr(const int32_t *starts, const int64_t *offs,
+                  const int32_t *order, int32_t lo, int32_t hi,
+                  const int32_t *__restrict__ rowptr,
+                  const int32_t *__restrict__ colind,
+                  const double *__restrict__ val, double *__restrict__ out,
+                  int32_t *info)
+{
+    constexpr int KT = 8 * T;
+    __shared__ __align__(16) mma_csr_smem<T> sm_all[MMA_WARPS];
+    __shared__ int32_t rp_all[MMA_WARPS][KT + 1];
+    const int lane = threadIdx.x & 31, w = threadIdx.x / 32;
+    const block_ref r = my_block<32>(starts, offs, order, lo, hi);
+    if (r.k == 0) return;
+    fill_tile<32, KT>(sm_all[w].tile, rp_all[w], r, lane, rowptr, colind, val);
+    double2 a[T][T];
+    mma_load<T>(a, r.k, lane,
+                [&](int i, int j) { return sm_all[w].tile[i][j]; });
+    __syncwarp(); /* the tile is read before its memory is reused */
+    mma_invert<T>(a, r, lane, sm_all[w].m, out, info);
 }
 
 /* z_b = inv_b r_b: lane i keeps r_i in a register and sums
@@ -387,10 +762,21 @@ static unsigned grid_for(int64_t blocks, int P)
     return (unsigned)((blocks * P + GJE_THREADS - 1) / GJE_THREADS);
 }
 
-/* Size class C's row registers K and lanes P (a power of two >= K). */
+/* Blocks of more rows than this take the blocked MMA kernel. Measured on
+ * the H200 (2026-11-23, x the memory floor, row kernel -> MMA): k = 20
+ * 3.79 -> 3.09, 24 3.41 -> 2.65, 32 2.88 -> 2.63; at 16 rows and below
+ * the row kernel is faster (k = 12 2.25 vs 3.82, 16 1.98 vs 2.88). A
+ * compile-time switch, for such comparisons. */
+#ifndef GJE_MMA_ABOVE
+#define GJE_MMA_ABOVE 16
+#endif
+
+/* Size class C's row registers K and lanes P (a power of two >= K), and
+ * the MMA kernel's tiles T per side (0: the row kernel). */
 template <int C> struct gje_class {
     static constexpr int K = KR_GJE_CLASS_ROWS(C);
     static constexpr int P = K <= 8 ? K : K <= 16 ? 16 : 32;
+    static constexpr int T = K > GJE_MMA_ABOVE ? (K + 7) / 8 : 0;
 };
 
 template <typename F, int... C>
@@ -421,8 +807,13 @@ static kr_status cu_invert(kr_ctx *ctx, const kr_gje_batch *bb,
     cudaStream_t s = kr_cuda(ctx)->stream;
     return each_class(ctx, bb, [&](auto cls, int32_t lo, int32_t hi) {
         constexpr int P = decltype(cls)::P, K = decltype(cls)::K;
-        k_gje_dense<P, K><<<grid_for(hi - lo, P), GJE_THREADS, 0, s>>>(
-            bb->starts, bb->offs, bb->order, lo, hi, in, out, info);
+        constexpr int T = decltype(cls)::T;
+        if constexpr (T > 0)
+            k_gje_mma_dense<T><<<grid_for(hi - lo, 32), GJE_THREADS, 0, s>>>(
+                bb->starts, bb->offs, bb->order, lo, hi, in, out, info);
+        else
+            k_gje_dense<P, K><<<grid_for(hi - lo, P), GJE_THREADS, 0, s>>>(
+                bb->starts, bb->offs, bb->order, lo, hi, in, out, info);
     });
 }
 
@@ -433,9 +824,15 @@ static kr_status cu_extract_invert(kr_ctx *ctx, const kr_gje_batch *bb,
     cudaStream_t s = kr_cuda(ctx)->stream;
     return each_class(ctx, bb, [&](auto cls, int32_t lo, int32_t hi) {
         constexpr int P = decltype(cls)::P, K = decltype(cls)::K;
-        k_gje_csr<P, K><<<grid_for(hi - lo, P), GJE_THREADS, 0, s>>>(
-            bb->starts, bb->offs, bb->order, lo, hi, A->rowptr, A->colind,
-            A->val, out, info);
+        constexpr int T = decltype(cls)::T;
+        if constexpr (T > 0)
+            k_gje_mma_csr<T><<<grid_for(hi - lo, 32), GJE_THREADS, 0, s>>>(
+                bb->starts, bb->offs, bb->order, lo, hi, A->rowptr, A->colind,
+                A->val, out, info);
+        else
+            k_gje_csr<P, K><<<grid_for(hi - lo, P), GJE_THREADS, 0, s>>>(
+                bb->starts, bb->offs, bb->order, lo, hi, A->rowptr, A->colind,
+                A->val, out, info);
     });
 }
 

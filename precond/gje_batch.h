@@ -25,7 +25,9 @@ extern "C" {
  * kernel gives a block of class c p = kr_gje_lanes(k) lanes (the next power
  * of two) and each lane a row of kr_gje_class_rows(c) registers, so the
  * elimination's steps and row updates cost about k^2, not p^2 (a block of
- * 17 rows would otherwise cost as much as one of 32). */
+ * 17 rows would otherwise cost as much as one of 32); classes above 16
+ * rows take a blocked kernel on the tensor cores, padded to a multiple of
+ * 8 rows. */
 #define KR_GJE_CLASSES 10
 #define KR_GJE_CLASS_ROWS(c) ((c) < 4 ? 1 << (c) : 4 * ((c)-1))
 

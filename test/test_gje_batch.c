@@ -223,7 +223,8 @@ static void gpu_vs_cpu_invert(kr_ctx *g, kr_ctx *c, int32_t nb,
 }
 
 /* Uniform batches of every size 1..32 (counts not a multiple of a warp's
- * blocks), then variable mixes, with and without singular blocks. */
+ * blocks), then variable mixes, with and without singular blocks. Sizes
+ * above 16 run the blocked tensor-core kernel, the others the row kernel. */
 START_TEST(gpu_invert_matches_cpu)
 {
     kr_ctx *g = kt_gpu_or_skip("gpu_invert_matches_cpu");
