@@ -97,13 +97,19 @@ static kr_status cu_upload(kr_ctx *ctx, void *dst, const void *src,
     return KR_OK;
 }
 
+/* A small download goes through the pinned scratch: on the H200
+ * (2026-11-23) 4 bytes took 6.7 us that way and 8.4 us from pageable
+ * memory, and a preconditioner's setup waits for two. */
 static kr_status cu_download(kr_ctx *ctx, void *dst, const void *src,
                              size_t bytes)
 {
-    cudaStream_t s = kr_cuda(ctx)->stream;
-    KR_CUDA_TRY(ctx,
-                cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s));
-    KR_CUDA_TRY(ctx, cudaStreamSynchronize(s));
+    kr_cuda_state *st = kr_cuda(ctx);
+    int staged = bytes <= KR_CUDA_SCRATCH * sizeof(double);
+    void *to = staged ? (void *)st->h_scratch : dst;
+    KR_CUDA_TRY(ctx, cudaMemcpyAsync(to, src, bytes, cudaMemcpyDeviceToHost,
+                                     st->stream));
+    KR_CUDA_TRY(ctx, cudaStreamSynchronize(st->stream));
+    if (staged) memcpy(dst, st->h_scratch, bytes);
     return KR_OK;
 }
 

@@ -270,12 +270,17 @@ __global__ void __launch_bounds__(GJE_THREADS, GJE_MINB(P))
                         });
 }
 
+/* Entries a lane loads before it places any: a small batch runs about one
+ * warp per multiprocessor, so the extraction's time is the number of load
+ * latencies in a row, not bandwidth. */
+#define FILL_BATCH 8
+
 /* Shared extraction: the sub-warp walks the entries of the block's rows as
  * one stream (lane li takes entries li, li + P, ...: coalesced, every lane
- * busy whatever the row lengths, and no load waits for another, so that a
- * small batch is not a chain of per-row load latencies) and drops the
- * entries outside the block into a zeroed K x K tile. rp holds the block's
- * k + 1 row pointers. */
+ * busy whatever the row lengths) and drops the entries outside the block
+ * into a zeroed K x K tile. Each lane loads FILL_BATCH column indices and
+ * values at once, none waiting for another, before placing them. rp holds
+ * the block's k + 1 row pointers. */
 template <int P, int K>
 __device__ __forceinline__ void
 fill_tile(double (*tile)[K + 1], int32_t *rp, const block_ref &r, int li,
@@ -289,13 +294,24 @@ fill_tile(double (*tile)[K + 1], int32_t *rp, const block_ref &r, int li,
     __syncwarp();
     const int32_t base = rp[0], len = rp[r.k] - base;
     int i = 0; /* this lane's row: rp[i] <= q < rp[i + 1] */
-#pragma unroll 4
-    for (int32_t e = li; e < len; e += P) {
-        const int32_t q = base + e;
-        while (rp[i + 1] <= q)
-            i++;
-        const int32_t j = colind[q] - r.s;
-        if (j >= 0 && j < r.k) tile[i][j] = val[q];
+    for (int32_t e0 = li; e0 < len; e0 += FILL_BATCH * P) {
+        int32_t col[FILL_BATCH];
+        double v[FILL_BATCH];
+#pragma unroll
+        for (int u = 0; u < FILL_BATCH; u++) {
+            const int32_t e = e0 + u * P;
+            col[u] = e < len ? colind[base + e] : -1;
+            v[u] = e < len ? val[base + e] : 0.0;
+        }
+#pragma unroll
+        for (int u = 0; u < FILL_BATCH; u++) {
+            const int32_t q = base + e0 + u * P;
+            const int32_t j = col[u] - r.s;
+            if (col[u] < 0) break; /* past the block's entries */
+            while (rp[i + 1] <= q)
+                i++;
+            if (j >= 0 && j < r.k) tile[i][j] = v[u];
+        }
     }
     __syncwarp();
 }
