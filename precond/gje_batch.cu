@@ -78,40 +78,46 @@ __device__ __forceinline__ double threshold(int k, double rmax)
 
 /* The lowest lane of the sub-warp, among the eligible ones, with the
  * largest a = |t_ic| (-1 if none is eligible), exactly. A non-negative
- * double orders as its bits, so two 32-bit max-reductions (the high word,
- * then the low word among the high word's winners) find it: warp-wide for
- * p = 32, one warp-wide reduction per half for p = 16 (reductions masked
- * to sub-warps serialise); smaller sub-warps use a shuffle tree. */
+ * double orders as its bits, so 32-bit max-reductions find it: the high
+ * word, then the low word among the high word's winners. Warp-wide for
+ * p = 32. For p = 16 each word takes one warp-wide reduction per half
+ * (reductions masked to sub-warps serialise), and the low word's two are
+ * skipped when no half has two eligible lanes sharing the largest high
+ * word (a tie in sign, exponent and 20 mantissa bits): k = 12 ran 2.26x
+ * -> 2.13x the memory floor on the H200 (2026-11-23). The same skip made
+ * the p = 32 MMA kernel slower (k = 24 2.65x -> 2.93x), so p = 32 always
+ * reduces both words. Smaller sub-warps use a shuffle tree. */
 template <int P>
 __device__ __forceinline__ int pick_pivot(bool eligible, double a, int sw)
 {
-    bool hit;
+    const unsigned hi = eligible ? (unsigned)__double2hiint(a) : 0u;
+    const unsigned lo = eligible ? (unsigned)__double2loint(a) : 0u;
+    unsigned hits;
     if constexpr (P == 32) {
-        const unsigned hi = eligible ? (unsigned)__double2hiint(a) : 0u;
-        const unsigned lo = eligible ? (unsigned)__double2loint(a) : 0u;
         const unsigned mhi = __reduce_max_sync(FULL, hi);
         const unsigned mlo = __reduce_max_sync(FULL, hi == mhi ? lo : 0u);
-        hit = eligible && hi == mhi && lo == mlo;
+        hits = __ballot_sync(FULL, eligible && hi == mhi && lo == mlo);
     } else if constexpr (P == 16) {
-        /* two warp-wide reductions per word, each seeing one half */
-        const unsigned hi = eligible ? (unsigned)__double2hiint(a) : 0u;
-        const unsigned lo = eligible ? (unsigned)__double2loint(a) : 0u;
         const unsigned h0 = __reduce_max_sync(FULL, sw ? 0u : hi);
         const unsigned h1 = __reduce_max_sync(FULL, sw ? hi : 0u);
-        const unsigned mhi = sw ? h1 : h0;
-        const unsigned l = hi == mhi ? lo : 0u;
-        const unsigned l0 = __reduce_max_sync(FULL, sw ? 0u : l);
-        const unsigned l1 = __reduce_max_sync(FULL, sw ? l : 0u);
-        hit = eligible && hi == mhi && lo == (sw ? l1 : l0);
+        const bool top = eligible && hi == (sw ? h1 : h0);
+        hits = __ballot_sync(FULL, top);
+        if (__popc(hits & 0xffffu) > 1 || __popc(hits >> 16) > 1) {
+            /* a tie in the high word; warp-uniform, as hits is */
+            const unsigned l = top ? lo : 0u;
+            const unsigned l0 = __reduce_max_sync(FULL, sw ? 0u : l);
+            const unsigned l1 = __reduce_max_sync(FULL, sw ? l : 0u);
+            hits = __ballot_sync(FULL, top && lo == (sw ? l1 : l0));
+        }
     } else {
         const double v = eligible ? a : -1.0;
         double m = v;
 #pragma unroll
         for (int o = P / 2; o > 0; o >>= 1)
             m = fmax(m, __shfl_xor_sync(FULL, m, o));
-        hit = v >= 0.0 && v == m;
+        hits = __ballot_sync(FULL, v >= 0.0 && v == m);
     }
-    const unsigned hits = sub_bits<P>(__ballot_sync(FULL, hit), sw);
+    hits = sub_bits<P>(hits, sw);
     return hits ? __ffs(hits) - 1 : -1;
 }
 

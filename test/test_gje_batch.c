@@ -1,10 +1,11 @@
 /* The batched Gauss-Jordan table (precond/gje_batch.h): the CPU reference
  * on variable-size batches, and the GPU kernels against it on fresh random
  * data with poisoned outputs: every size 1..32 and mixes, blocks that need
- * pivoting, singular blocks reported exactly, extraction from CSR with
- * entries outside the blocks and long rows, the apply for every size
- * class, and the pattern flags of the supervariable blocking. GPU tests
- * are skipped, visibly, without a usable GPU. */
+ * pivoting, blocks whose pivot candidates all tie (Hadamard), singular
+ * blocks reported exactly, extraction from CSR with entries outside the
+ * blocks and long rows, the apply for every size class, and the pattern
+ * flags of the supervariable blocking. GPU tests are skipped, visibly,
+ * without a usable GPU. */
 #include "core/vec.h"
 #include "precond/bjacobi.h"
 #include "precond/blocking.h"
@@ -243,6 +244,88 @@ START_TEST(gpu_invert_matches_cpu)
     gpu_vs_cpu_invert(g, c, 999, small, 5, 1, seed + 102);
     gpu_vs_cpu_invert(g, c, 999, large, 4, 1, seed + 103);
     kr_ctx_destroy(c);
+    kr_ctx_destroy(g);
+}
+END_TEST
+
+/* Sylvester Hadamard blocks (k = 1, 2, 4, 8, 16, 32) with their rows
+ * shuffled and random signs: every column of every step ties, in the high
+ * word and the low word, so the pivot search's tie path (lowest eligible
+ * lane) runs at each step. B B^T = k I, so the inverse is B^T / k. */
+static double *hadamard_blocks(const kr_gje_batch *bb, uint64_t seed)
+{
+    double *B = malloc(((size_t)bb->total + 1) * sizeof *B);
+    uint64_t st = seed;
+    int32_t perm[KMAX];
+    for (int32_t b = 0; b < bb->nb; b++) {
+        int32_t k = bb->h_starts[b + 1] - bb->h_starts[b];
+        for (int32_t i = 0; i < k; i++)
+            perm[i] = i;
+        for (int32_t i = k - 1; i > 0; i--) {
+            int32_t j = (int32_t)(kt_rand_u64(&st) % (uint64_t)(i + 1));
+            int32_t t = perm[i];
+            perm[i] = perm[j];
+            perm[j] = t;
+        }
+        double *D = B + bb->h_offs[b];
+        for (int32_t i = 0; i < k; i++) {
+            double sign = kt_rand_u64(&st) & 1 ? -1.0 : 1.0;
+            for (int32_t j = 0; j < k; j++) /* H(r, j) = (-1)^popcount(r&j) */
+                D[i + j * k] =
+                    sign * (__builtin_popcount((unsigned)(perm[i] & j)) & 1
+                                ? -1.0
+                                : 1.0);
+        }
+    }
+    return B;
+}
+
+/* Hadamard blocks of every power-of-two size on ctx's backend: none
+ * flagged, every inverse B^T / k (cond 1, so to a few ulps). */
+static void hadamard_inverts(kr_ctx *ctx)
+{
+    const int32_t sizes[] = {1, 2, 4, 8, 16, 32};
+    const int32_t nb = 6 * 97;
+    int32_t *s = starts_of(nb, sizes, 6);
+    kr_gje_batch bb;
+    ck_assert_int_eq(kr_gje_batch_create(ctx, nb, s, &bb), KR_OK);
+    double *B = hadamard_blocks(&bb, (uint64_t)kr_wtime());
+    double *X = malloc(((size_t)bb.total + 1) * sizeof *X);
+    int32_t *info = malloc((size_t)nb * sizeof *info);
+    run_invert(ctx, &bb, B, X, info);
+    for (int32_t b = 0; b < nb; b++) {
+        int32_t k = s[b + 1] - s[b];
+        const double *D = B + bb.h_offs[b], *Y = X + bb.h_offs[b];
+        ck_assert_msg(!info[b], "block %d (k = %d) flagged singular", (int)b,
+                      (int)k);
+        for (int32_t i = 0; i < k; i++)
+            for (int32_t j = 0; j < k; j++)
+                ck_assert_msg(fabs(Y[i + j * k] - D[j + i * k] / k) <=
+                                  8.0 * k * DBL_EPSILON,
+                              "block %d (k = %d) entry (%d, %d): %g, B^T/k %g",
+                              (int)b, (int)k, (int)i, (int)j, Y[i + j * k],
+                              D[j + i * k] / k);
+    }
+    free(B);
+    free(X);
+    free(info);
+    free(s);
+    kr_gje_batch_free(ctx, &bb);
+}
+
+START_TEST(cpu_pivot_ties)
+{
+    kr_ctx *c = kt_cpu();
+    hadamard_inverts(c);
+    kr_ctx_destroy(c);
+}
+END_TEST
+
+START_TEST(gpu_pivot_ties)
+{
+    kr_ctx *g = kt_gpu_or_skip("gpu_pivot_ties");
+    if (!g) return;
+    hadamard_inverts(g);
     kr_ctx_destroy(g);
 }
 END_TEST
@@ -519,6 +602,8 @@ int main(void)
     tcase_add_test(tc, cpu_batch_inverts_and_flags);
     tcase_add_test(tc, batch_classes);
     tcase_add_test(tc, gpu_invert_matches_cpu);
+    tcase_add_test(tc, cpu_pivot_ties);
+    tcase_add_test(tc, gpu_pivot_ties);
     tcase_add_test(tc, gpu_extract_invert_matches_cpu);
     tcase_add_test(tc, gpu_apply_matches_cpu);
     tcase_add_test(tc, gpu_blocking_matches_cpu);
