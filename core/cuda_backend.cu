@@ -276,17 +276,6 @@ __global__ void k_dots_final(int nb, const double *partial, double *out)
     if (threadIdx.x == 0) out[blockIdx.x] = s;
 }
 
-static kr_status fetch_scalars(kr_ctx *ctx, const double *d_src, int k,
-                               double *out)
-{
-    kr_cuda_state *st = kr_cuda(ctx);
-    KR_CUDA_TRY(ctx, cudaMemcpyAsync(st->h_scratch, d_src, k * sizeof(double),
-                                     cudaMemcpyDeviceToHost, st->stream));
-    KR_CUDA_TRY(ctx, cudaStreamSynchronize(st->stream));
-    memcpy(out, st->h_scratch, k * sizeof(double));
-    return KR_OK;
-}
-
 static kr_status cu_dots(kr_ctx *ctx, int32_t n, int k, const double *const *x,
                          const double *const *y, double *out)
 {
@@ -319,7 +308,7 @@ static kr_status cu_dots(kr_ctx *ctx, int32_t n, int k, const double *const *x,
     KR_LAUNCH_CHECK(ctx);
     k_dots_final<<<k, BLOCK, 0, st->stream>>>(nb, partial, st->d_scratch);
     KR_LAUNCH_CHECK(ctx);
-    return fetch_scalars(ctx, st->d_scratch, k, out);
+    return cu_download(ctx, out, st->d_scratch, (size_t)k * sizeof(double));
 }
 
 /* The CG update (see backend.h); partial sums of {r.z, r.r} per block. */
@@ -363,7 +352,7 @@ static kr_status cu_xr_update(kr_ctx *ctx, int32_t n, double a, const double *p,
     KR_LAUNCH_CHECK(ctx);
     k_dots_final<<<2, BLOCK, 0, st->stream>>>(nb, partial, st->d_scratch);
     KR_LAUNCH_CHECK(ctx);
-    return fetch_scalars(ctx, st->d_scratch, 2, out);
+    return cu_download(ctx, out, st->d_scratch, 2 * sizeof(double));
 }
 
 __global__ void k_axpy_dots(int32_t n, double a, const double *__restrict__ x,
@@ -399,7 +388,7 @@ static kr_status cu_axpy_dots(kr_ctx *ctx, int32_t n, double a, const double *x,
     int k = w ? 2 : 1;
     k_dots_final<<<k, BLOCK, 0, st->stream>>>(nb, partial, st->d_scratch);
     KR_LAUNCH_CHECK(ctx);
-    return fetch_scalars(ctx, st->d_scratch, k, out);
+    return cu_download(ctx, out, st->d_scratch, (size_t)k * sizeof(double));
 }
 
 /* h = V^T w for a tall, thin V: cuBLAS's transposed gemv gives such a
@@ -449,7 +438,7 @@ static kr_status cu_gemv_t(kr_ctx *ctx, int32_t n, int k, const double *V,
         k_dots_final<<<kk, BLOCK, 0, st->stream>>>(nb, partial, out + j0);
         KR_LAUNCH_CHECK(ctx);
     }
-    return fetch_scalars(ctx, out, k, h);
+    return cu_download(ctx, h, out, (size_t)k * sizeof(double));
 }
 
 /* Coefficients travel as a kernel argument: copying them from host memory
