@@ -77,21 +77,23 @@ __device__ __forceinline__ double threshold(int k, double rmax)
 }
 
 /* The lowest lane of the sub-warp, among the eligible ones, with the
- * largest a = |t_ic| (-1 if none is eligible), exactly. A non-negative
+ * largest |t| (t = t_ic; -1 if none is eligible), exactly. A non-negative
  * double orders as its bits, so 32-bit max-reductions find it: the high
- * word, then the low word among the high word's winners. Warp-wide for
- * p = 32. For p = 16 each word takes one warp-wide reduction per half
- * (reductions masked to sub-warps serialise), and the low word's two are
- * skipped when no half has two eligible lanes sharing the largest high
- * word (a tie in sign, exponent and 20 mantissa bits): k = 12 ran 2.26x
- * -> 2.13x the memory floor on the H200 (2026-11-23). The same skip made
- * the p = 32 MMA kernel slower (k = 24 2.65x -> 2.93x), so p = 32 always
+ * word with the sign bit cleared (|t| without a floating-point
+ * instruction), then the low word among the high word's winners.
+ * Warp-wide for p = 32. For p = 16 each word takes one warp-wide reduction
+ * per half (reductions masked to sub-warps serialise), and the low word's
+ * two are skipped when no half has two eligible lanes sharing the largest
+ * high word (a tie in exponent and 20 mantissa bits): k = 12 ran 2.26x ->
+ * 2.13x the memory floor on the H200 (2026-11-23). The same skip made the
+ * p = 32 MMA kernel slower (k = 24 2.65x -> 2.93x), so p = 32 always
  * reduces both words. Smaller sub-warps use a shuffle tree. */
 template <int P>
-__device__ __forceinline__ int pick_pivot(bool eligible, double a, int sw)
+__device__ __forceinline__ int pick_pivot(bool eligible, double t, int sw)
 {
-    const unsigned hi = eligible ? (unsigned)__double2hiint(a) : 0u;
-    const unsigned lo = eligible ? (unsigned)__double2loint(a) : 0u;
+    const unsigned hi =
+        eligible ? (unsigned)__double2hiint(t) & 0x7fffffffu : 0u;
+    const unsigned lo = eligible ? (unsigned)__double2loint(t) : 0u;
     unsigned hits;
     if constexpr (P == 32) {
         const unsigned mhi = __reduce_max_sync(FULL, hi);
@@ -110,15 +112,14 @@ __device__ __forceinline__ int pick_pivot(bool eligible, double a, int sw)
             hits = __ballot_sync(FULL, top && lo == (sw ? l1 : l0));
         }
     } else {
-        const double v = eligible ? a : -1.0;
+        const double v = eligible ? fabs(t) : -1.0;
         double m = v;
 #pragma unroll
         for (int o = P / 2; o > 0; o >>= 1)
             m = fmax(m, __shfl_xor_sync(FULL, m, o));
         hits = __ballot_sync(FULL, v >= 0.0 && v == m);
     }
-    hits = sub_bits<P>(hits, sw);
-    return hits ? __ffs(hits) - 1 : -1;
+    return __ffs(sub_bits<P>(hits, sw)) - 1; /* -1 for none */
 }
 
 /* pb = the pivot row, with 1/d in column c, in 16-byte stores. */
@@ -494,16 +495,33 @@ __device__ __forceinline__ void mma_panel_cols(double2 (&a)[T][T],
     }
 }
 
+/* Row `lane`'s state through the elimination (the panel layout's row),
+ * and the current panel's pivot rows (the same in every lane). */
+struct mma_state {
+    bool pivoted; /* the row was a pivot (or is past the block)        */
+    int step;     /* the step at which it was                          */
+    double d;     /* its pivot entry, checked against tiny at the end  */
+    int pp[PW];   /* pivot row of each step of the current panel       */
+};
+
 /* Step 1 on pv (row `lane`'s PW panel entries). A pivot row is kept
  * unscaled until the panel's end (its true values are scale times pv; the
  * later steps' updates are linear in the row, so they act the same on
- * it), which spares the pivot lane a branch per entry. Gives the pivot
- * rows (-1 for steps past k, whose G rows are zeroed) and leaves the
- * panel's final columns in pan. */
+ * it), which spares the pivot lane a branch per entry. Leaves the panel's
+ * final columns in pan, each row's step in sigma, and zeroes the G rows
+ * of steps past k. A step is only what its successors wait for: the pivot
+ * search, the pivot row's broadcast, 1/d and the updates; the threshold
+ * check, the step numbers and the pivot order wait in registers. The
+ * kernel is bound by issuing instructions (16 warps per multiprocessor,
+ * each issuing once every 9 cycles): this took a step from about 72
+ * instructions to 51 and k = 32 from 4,611 per block to 3,903, 2.63x ->
+ * 2.42x the memory floor on the H200 (k = 24 2.65x -> 2.51x, 2026-11-23).
+ * p >= 0: the column has k - c > 0 eligible rows, and the search orders
+ * by bit pattern, NaN included, so it always finds one. */
 template <int T, int Q>
-__device__ __forceinline__ void mma_panel_steps(double (&pv)[PW], double tiny,
-                                                int k, int lane, unsigned &used,
-                                                bool &bad, mma_smem<T> &sm)
+__device__ __forceinline__ void mma_panel_steps(double (&pv)[PW], int k,
+                                                int lane, mma_state &st,
+                                                mma_smem<T> &sm)
 {
     double scale = 1.0;
 #pragma unroll
@@ -511,44 +529,41 @@ __device__ __forceinline__ void mma_panel_steps(double (&pv)[PW], double tiny,
         const int c = PW * Q + s;
         if (c >= k) { /* past the block: a step that changes nothing */
             if (lane < mma_smem<T>::KT) sm.p.g[s][lane] = 0.0;
+            st.pp[s] = 0;
             continue;
         }
-        const bool eligible = lane < k && !((used >> lane) & 1u);
-        int p = pick_pivot<32>(eligible, fabs(pv[s]), 0);
-        if (p < 0) { /* a column of NaN: flagged, any row will do */
-            bad |= lane == 0;
-            p = 0;
-        }
+        const int p = pick_pivot<32>(!st.pivoted, pv[s], 0);
         double pr[PW];
 #pragma unroll
         for (int j = 0; j < PW; j++)
             pr[j] = __shfl_sync(FULL, pv[j], p);
-        const double d = pr[s], di = 1.0 / d;
+        const double di = 1.0 / pr[s];
         const bool me = lane == p;
-        if (me) bad |= !(fabs(d) > tiny) || !isfinite(d);
-        const double g = me ? 0.0 : pv[s] * di;
+        st.d = me ? pv[s] : st.d;
+        const double ng = me ? 0.0 : pv[s] * -di; /* -t_ic / d */
 #pragma unroll
         for (int j = 0; j < PW; j++)
-            if (j != s) pv[j] = fma(-g, pr[j], pv[j]);
-        pv[s] = me ? 1.0 : -g;
+            if (j != s) pv[j] = fma(ng, pr[j], pv[j]);
+        pv[s] = me ? 1.0 : ng;
         scale = me ? di : scale;
-        used |= 1u << p;
-        if (me) sm.sigma[lane] = c;
-        if (lane == 0) sm.perm[c] = p;
+        st.step = me ? c : st.step;
+        st.pivoted |= me;
+        st.pp[s] = p;
     }
 #pragma unroll
     for (int j = 0; j < PW; j += 2)
         *(double2 *)&sm.p.pan[lane][j] =
             make_double2(pv[j] * scale, pv[j + 1] * scale);
+    if (lane < mma_smem<T>::KT) sm.sigma[lane] = st.step;
 }
 
 /* Steps 2 and 3 (step 3 into f). piv_row bit ti: row lane/4 + 8ti (also
  * the row of the lane's A operand in tile row ti) is a pivot of this
  * panel. */
 template <int T, int Q>
-__device__ __forceinline__ void mma_panel_update(double2 (&a)[T][T],
-                                                 unsigned piv_row, int k,
-                                                 int lane, mma_smem<T> &sm)
+__device__ __forceinline__ void
+mma_panel_update(double2 (&a)[T][T], unsigned piv_row, int k, int lane,
+                 const int (&pp)[PW], mma_smem<T> &sm)
 {
     double bop[T];
 #pragma unroll
@@ -564,7 +579,11 @@ __device__ __forceinline__ void mma_panel_update(double2 (&a)[T][T],
     }
     /* F = P_piv G in rows 0..PW-1 of an 8-row tile */
     const int s = lane / 4, c = PW * Q + s;
-    const double wop = s < PW && c < k ? sm.p.pan[sm.perm[c]][lane & 3] : 0.0;
+    int prow = pp[0];
+#pragma unroll
+    for (int q = 1; q < PW; q++)
+        prow = s == q ? pp[q] : prow;
+    const double wop = s < PW && c < k ? sm.p.pan[prow][lane & 3] : 0.0;
 #pragma unroll
     for (int tj = 0; tj < T; tj++) {
         const double2 f = mma884(wop, bop[tj], make_double2(0.0, 0.0));
@@ -574,9 +593,8 @@ __device__ __forceinline__ void mma_panel_update(double2 (&a)[T][T],
 
 /* Panel Q and the ones after it. */
 template <int T, int Q>
-__device__ __forceinline__ void mma_panels(double2 (&a)[T][T], double tiny,
-                                           int k, int lane, unsigned &used,
-                                           bool &bad, mma_smem<T> &sm)
+__device__ __forceinline__ void mma_panels(double2 (&a)[T][T], int k, int lane,
+                                           mma_state &st, mma_smem<T> &sm)
 {
     if constexpr (Q * PW < 8 * T) {
         if (PW * Q >= k) return;
@@ -592,11 +610,11 @@ __device__ __forceinline__ void mma_panels(double2 (&a)[T][T], double tiny,
 #pragma unroll
             for (int j = 0; j < PW; j++)
                 pv[j] = 0.0;
-        const unsigned before = used;
-        mma_panel_steps<T, Q>(pv, tiny, k, lane, used, bad, sm);
+        const bool before = st.pivoted;
+        mma_panel_steps<T, Q>(pv, k, lane, st, sm);
         __syncwarp();
         /* the lane's rows that are this panel's pivots, and their steps */
-        const unsigned fresh = used & ~before;
+        const unsigned fresh = __ballot_sync(FULL, st.pivoted && !before);
         int step[T];
         unsigned piv_row = 0;
 #pragma unroll
@@ -608,12 +626,12 @@ __device__ __forceinline__ void mma_panels(double2 (&a)[T][T], double tiny,
         }
         mma_pivot_rows<T, false>(a, step, sm.p.g, lane);
         __syncwarp();
-        mma_panel_update<T, Q>(a, piv_row, k, lane, sm);
+        mma_panel_update<T, Q>(a, piv_row, k, lane, st.pp, sm);
         __syncwarp();
         mma_pivot_rows<T, true>(a, step, sm.p.f, lane);
         mma_panel_cols<T, Q, true>(a, sm.p.pan, lane);
         __syncwarp();
-        mma_panels<T, Q + 1>(a, tiny, k, lane, used, bad, sm);
+        mma_panels<T, Q + 1>(a, k, lane, st, sm);
     }
 }
 
@@ -661,10 +679,13 @@ mma_invert(double2 (&a)[T][T], const block_ref &r, int lane, mma_smem<T> &sm,
      * branches, no divergence handling around the shuffles) */
     const int k = __reduce_max_sync(FULL, r.k);
     const double tiny = mma_row_tiny<T>(a, k, lane);
-    unsigned used = 0;
-    bool bad = false;
-    mma_panels<T, 0>(a, tiny, k, lane, used, bad, sm);
+    mma_state st = {lane >= k, 0, 1.0, {0}};
+    mma_panels<T, 0>(a, k, lane, st, sm);
+    /* every row < k was a pivot once: its entry then decides */
+    const bool bad = lane < k && (!(fabs(st.d) > tiny) || !isfinite(st.d));
     const bool singular = __ballot_sync(FULL, bad) != 0;
+    if (lane < k) sm.perm[st.step] = lane;
+    __syncwarp();
     if (lane == 0) info[r.b] = singular;
     if (!singular) mma_write<T>(a, k, lane, sm, out + r.off);
 }
