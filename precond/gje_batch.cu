@@ -664,9 +664,12 @@ __device__ __forceinline__ void mma_write(const double2 (&a)[T][T], int k,
         }
     __syncwarp();
     if (lane >= k) return;
+    /* a running pointer: per column one add, not a 64-bit multiply
+     * (k = 32 2.42x -> 2.37x the memory floor, H200, 2026-11-23) */
+    double *o = out + lane;
 #pragma unroll
-    for (int j = 0; j < mma_smem<T>::KT; j++)
-        if (j < k) out[lane + (int64_t)j * k] = sm.inv[j][lane];
+    for (int j = 0; j < mma_smem<T>::KT; j++, o += k)
+        if (j < k) *o = sm.inv[j][lane];
 }
 
 /* The warp's block: eliminate and write the inverse unless singular. */
