@@ -185,6 +185,15 @@ int bench_load(const char *command, kr_ctx *ctx, const bench_item *item,
     return st == KR_OK ? 0 : bench_lib_error(ctx, st, item->name);
 }
 
+void bench_json_run(cli_json *j, const char *device, kr_ctx *ctx,
+                    size_t copy_bytes)
+{
+    cli_json_str(j, "device_requested", device);
+    cli_json_int(j, "threads", kr_ctx_threads(ctx));
+    cli_json_int(j, "copy_bytes", (long long)copy_bytes);
+    cli_json_int(j, "copy_reps", BENCH_COPY_REPS);
+}
+
 int bench_copy_bandwidth(kr_ctx *ctx, int copy_mb, size_t *bytes,
                          double *bytes_per_s)
 {

@@ -118,6 +118,11 @@ int bench_load(const char *command, kr_ctx *ctx, const bench_item *item,
 int bench_copy_bandwidth(kr_ctx *ctx, int copy_mb, size_t *bytes,
                          double *bytes_per_s);
 
+/* The JSON settings every bench report shares: the device asked for, the
+ * threads, and the copy-bandwidth reference's buffer and repetitions. */
+void bench_json_run(cli_json *j, const char *device, kr_ctx *ctx,
+                    size_t copy_bytes);
+
 /* Bytes one y = A x must move at least: values 8 B and column indices 4 B
  * per nonzero, row pointers 4 B (nrows + 1), x read once, y written once. */
 double bench_spmv_min_bytes(int32_t nrows, int32_t ncols, int32_t nnz);

@@ -275,11 +275,8 @@ static void json_settings(cli_json *j, const gje_run *r)
     cli_json_int(j, "check", o->check);
     cli_json_int(j, "seed", o->seed);
     cli_json_int(j, "block_size", o->block_size);
-    cli_json_str(j, "device_requested", o->device);
-    cli_json_int(j, "threads", kr_ctx_threads(r->ctx));
     cli_json_str(j, "gje_ops", r->ops->name);
-    cli_json_int(j, "copy_bytes", (long long)r->copy_bytes);
-    cli_json_int(j, "copy_reps", BENCH_COPY_REPS);
+    bench_json_run(j, o->device, r->ctx, r->copy_bytes);
     cli_json_close(j);
 }
 

@@ -446,10 +446,7 @@ static void json_settings(cli_json *j, const solve_run *r)
     cli_json_int(j, "breakdown_restarts_max", o->breakdown_restarts);
     cli_json_int(j, "reps", o->reps);
     cli_json_int(j, "warmup", o->warmup);
-    cli_json_str(j, "device_requested", o->device);
-    cli_json_int(j, "threads", kr_ctx_threads(r->ctx));
-    cli_json_int(j, "copy_bytes", (long long)r->copy_bytes);
-    cli_json_int(j, "copy_reps", BENCH_COPY_REPS);
+    bench_json_run(j, o->device, r->ctx, r->copy_bytes);
     cli_json_close(j);
 }
 

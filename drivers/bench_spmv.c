@@ -581,10 +581,7 @@ static void json_settings(cli_json *j, const spmv_run *r)
     cli_json_int(j, "reps", r->o->reps);
     cli_json_int(j, "warmup", r->o->warmup);
     cli_json_str(j, "formats", formats);
-    cli_json_str(j, "device_requested", r->o->device);
-    cli_json_int(j, "threads", kr_ctx_threads(r->ctx));
-    cli_json_int(j, "copy_bytes", (long long)r->copy_bytes);
-    cli_json_int(j, "copy_reps", BENCH_COPY_REPS);
+    bench_json_run(j, r->o->device, r->ctx, r->copy_bytes);
     cli_json_int(j, "small_nnz_below", BENCH_SMALL_NNZ);
     cli_json_close(j);
 }
