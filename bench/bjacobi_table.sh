@@ -89,7 +89,8 @@ bench_once() { # matrix method precond reps
     json=$(cat "$jf" 2>/dev/null)
 }
 
-# One solve; sets its, pset (precond build s), solve, ok, note, blocks, singular.
+# One solve; sets its, pset (precond build s), pup (of it the upload of A,
+# bjacobi only), solve, ok, note, blocks, singular.
 run_solve() { # matrix method precond
     case $2 in
     idr) mopt="--s 4" ;;
@@ -103,7 +104,7 @@ run_solve() { # matrix method precond
             'BEGIN { exit !(a != "" && b != "" && a + b < s + 0) }'; then
         bench_once "$1" "$2" "$3" "$short_reps"
     fi
-    its=- pset=- solve=- ok=no note="" blocks="" singular=""
+    its=- pset=- pup="" solve=- ok=no note="" blocks="" singular=""
     if [ -n "$to" ] && [ "$rc" -eq 124 ]; then
         note="timeout (${timeout_s} s)"
         return
@@ -115,6 +116,7 @@ run_solve() { # matrix method precond
     [ -s "$tmp/device" ] || field device >"$tmp/device"
     its=$(field iterations)
     pset=$(field precond_build_s)
+    pup=$(field precond_upload_s)
     solve=$(field solve_s)
     blocks=$(field precond_blocks)
     singular=$(field precond_singular_blocks)
@@ -146,6 +148,7 @@ row() { # matrix-path method
     j_time=$(awk -v a="$pset" -v b="$solve" 'BEGIN { if (b == "-") print "-"; else print a + b }')
     run_solve "$1" "$2" bjacobi
     share=$(awk -v a="$pset" -v b="$solve" 'BEGIN { if (b == "-") print "-"; else printf "%.1f%%", 100 * a / (a + b) }')
+    upshare=$(awk -v u="$pup" -v a="$pset" -v b="$solve" 'BEGIN { if (b == "-" || u == "") print "-"; else printf "%.1f%%", 100 * u / (a + b) }')
     speedup=$(awk -v j="$j_time" -v a="$pset" -v b="$solve" -v jo="$j_ok" -v bo="$ok" \
         'BEGIN { if (jo == "yes" && bo == "yes") printf "%.2f", j / (a + b); else print "-" }')
     bl="-"
@@ -154,11 +157,11 @@ row() { # matrix-path method
     notes=""
     [ -n "$j_note" ] && notes="jacobi: $j_note"
     [ -n "$note" ] && notes="${notes:+$notes; }bjacobi: $note"
-    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' \
+    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' \
         "$name" "$n" "$2" "$j_its" "$(secs "$j_time")" "$j_ok" "$its" \
-        "$(secs "$pset")" "$(secs "$solve")" "$ok" "$share" "$speedup" "$bl" \
-        "$notes" >>"$tmp/body.$idx"
-    echo "$name $2 $j_ok $ok" >>"$tmp/counts.$idx"
+        "$(secs "$pset")" "$(secs "$solve")" "$ok" "$share" "$upshare" \
+        "$speedup" "$bl" "$notes" >>"$tmp/body.$idx"
+    echo "$name $2 $j_ok $ok ${share%\%} ${upshare%\%}" >>"$tmp/counts.$idx"
 }
 
 # The three methods on matrix number $1 (zero-padded, so the parts sort in
@@ -175,6 +178,11 @@ matrix_rows() {
 summary() {
     awk '
     { m[$2] = 1; t[$2]++; j[$2] += $3 == "yes"; b[$2] += $4 == "yes";
+      if ($4 == "yes" && $5 != "-") {
+          nok++
+          if ($5 + 0 <= 5) low++
+          else if ($6 != "-") { upfull += $6 + 0 > 5; uphalf += $6 + 0 > 2.5 }
+      }
       both[$2] += $3 == "yes" && $4 == "yes";
       jm[$1] = jm[$1] || $3 == "yes"; bm[$1] = bm[$1] || $4 == "yes"; mats[$1] = 1 }
     END {
@@ -191,6 +199,7 @@ summary() {
              J - BO, B - BO, T - J - B + BO
       for (x in mats) { M++; JM += jm[x]; BM += bm[x] }
       printf "\nMatrices solved by at least one method: jacobi %d, bjacobi %d, of %d.\n", JM, BM, M
+      if (nok) printf "\nbjacobi setup share <= 5%%: %d of %d successful solves; of the %d above, the upload of A alone is over 5%% in %d and over half of the 5%% in %d.\n", low, nok, nok - low, upfull, uphalf
     }' "$tmp/counts"
 }
 
@@ -226,10 +235,10 @@ out="$results/bjacobi-vs-jacobi-$kind-$date.md"
 {
     echo "## Block-Jacobi vs Jacobi: ${dev_name:-$device}, $date"
     echo
-    echo "\`krylov bench solve\` ($("$krylov" --version 2>/dev/null | head -n 1)) on every matrix of $dir; b = A*ones, x0 = 0, rtol $rtol, maxit $maxit; per (matrix, method, preconditioner) one untimed warm-up (the setup and at most 100 iterations) and then the median of $reps timed solve(s)$([ "$short_reps" -gt "$reps" ] && [ "$short_s" != 0 ] && echo ", or of $short_reps (a second run) where setup + solve took under $short_s s"); IDR(4), GMRES(30), BiCGSTAB; bjacobi: supervariable blocks up to 32 rows, singular blocks replaced by scalar Jacobi (blocks column: count (singular)). Success (ok) = converged with true relative residual <= $rtol within $maxit iterations. Times in seconds: jacobi time = its preconditioner build + solve; bjacobi setup = its preconditioner build (precond_build_seconds, the matrix build excluded for both); share = setup / (setup + solve); speedup = jacobi time / bjacobi (setup + solve), where both succeed. Solves cut off after $timeout_s s are 'timeout'. The run took $took s with JOBS = $jobs (matrices solved at once)$([ "$jobs" -gt 1 ] && echo ': the times are distorted by the sharing')."
+    echo "\`krylov bench solve\` ($("$krylov" --version 2>/dev/null | head -n 1)) on every matrix of $dir; b = A*ones, x0 = 0, rtol $rtol, maxit $maxit; per (matrix, method, preconditioner) one untimed warm-up (the setup and at most 100 iterations) and then the median of $reps timed solve(s)$([ "$short_reps" -gt "$reps" ] && [ "$short_s" != 0 ] && echo ", or of $short_reps (a second run) where setup + solve took under $short_s s"); IDR(4), GMRES(30), BiCGSTAB; bjacobi: supervariable blocks up to 32 rows, singular blocks replaced by scalar Jacobi (blocks column: count (singular)). Success (ok) = converged with true relative residual <= $rtol within $maxit iterations. Times in seconds: jacobi time = its preconditioner build + solve; bjacobi setup = its preconditioner build (precond_build_seconds, the matrix build excluded for both); share = setup / (setup + solve); upload share = the part of the setup that copied A to the GPU (precond_upload_s), over setup + solve; speedup = jacobi time / bjacobi (setup + solve), where both succeed. Solves cut off after $timeout_s s are 'timeout'. The run took $took s with JOBS = $jobs (matrices solved at once)$([ "$jobs" -gt 1 ] && echo ': the times are distorted by the sharing')."
     echo
-    echo "| matrix | n | method | jacobi its | jacobi time | jacobi ok | bjacobi its | bjacobi setup | bjacobi solve | bjacobi ok | setup share | speedup | blocks | note |"
-    echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    echo "| matrix | n | method | jacobi its | jacobi time | jacobi ok | bjacobi its | bjacobi setup | bjacobi solve | bjacobi ok | setup share | upload share | speedup | blocks | note |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     cat "$tmp/body"
     echo
     summary

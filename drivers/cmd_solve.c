@@ -472,6 +472,8 @@ static void report(const solve_run *r)
 {
     kr_row_stats rows;
     kr_csr_row_stats(&r->A, &rows);
+    kr_bjacobi_times stages;
+    const int have_stages = kr_bjacobi_get_times(r->P, &stages);
     cli_report rep = {.matrix = r->name,
                       .generated = r->o->gen != NULL,
                       .n = r->A.nrows,
@@ -495,6 +497,7 @@ static void report(const solve_run *r)
                       .precond_build_seconds = r->precond_seconds,
                       .precond_blocks = kr_precond_block_count(r->P),
                       .precond_singular = kr_precond_singular_blocks(r->P),
+                      .precond_stages = have_stages ? &stages : NULL,
                       .cond = r->have_cond ? &r->cond : NULL};
     if (rep.have_forward)
         cli_forward_error(r->x, r->A.nrows, &rep.forward_inf,

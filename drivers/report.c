@@ -102,6 +102,14 @@ static void text_outcome(FILE *f, const cli_report *r)
     line_num(f, "setup time:", "%.6f", r->setup_seconds, " s");
     line_num(f, "  matrix build:", "%.6f", r->matrix_build_seconds, " s");
     line_num(f, "  precond build:", "%.6f", r->precond_build_seconds, " s");
+    if (r->precond_stages) {
+        if (r->precond_stages->upload > 0.0) /* the GPU's copy */
+            line_num(f, "    upload of A:", "%.6f", r->precond_stages->upload,
+                     " s");
+        line_num(f, "    blocking:", "%.6f", r->precond_stages->blocking, " s");
+        line_num(f, "    extract+invert:", "%.6f", r->precond_stages->invert,
+                 " s");
+    }
     line_num(f, "solve time:", "%.6f", res->solve_seconds, " s");
     line_num(f, "time per iteration:", "%.3e", per_iteration(r), " s");
 }
@@ -173,6 +181,12 @@ static void json_outcome(cli_json *j, const cli_report *r)
     cli_json_num(j, "setup_seconds", r->setup_seconds);
     cli_json_num(j, "matrix_build_seconds", r->matrix_build_seconds);
     cli_json_num(j, "precond_build_seconds", r->precond_build_seconds);
+    if (r->precond_stages) {
+        cli_json_num(j, "precond_upload_seconds", r->precond_stages->upload);
+        cli_json_num(j, "precond_blocking_seconds",
+                     r->precond_stages->blocking);
+        cli_json_num(j, "precond_invert_seconds", r->precond_stages->invert);
+    }
     cli_json_num(j, "solve_seconds", res->solve_seconds);
     cli_json_num(j, "seconds_per_iteration", per_iteration(r));
 }

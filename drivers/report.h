@@ -4,6 +4,7 @@
 #define KR_DRIVERS_REPORT_H
 
 #include "krylov.h"
+#include "precond/bjacobi.h"
 #include "precond/bjacobi_cond.h"
 
 #include <stdint.h>
@@ -33,6 +34,9 @@ typedef struct cli_report {
     int32_t precond_blocks;   /* diagonal blocks (0: not a block
                                  preconditioner; then not reported)  */
     int32_t precond_singular; /* of them singular, replaced           */
+    /* bjacobi: its setup's stages (upload of A, blocking, extraction +
+     * inversion); NULL for the other preconditioners */
+    const kr_bjacobi_times *precond_stages;
     /* --verbose with bjacobi: the blocks' condition numbers (JSON only;
      * the text is printed after setup); NULL otherwise */
     const kr_bjacobi_cond_stats *cond;

@@ -18,7 +18,9 @@ kr_status kr_bjacobi_inverse_csr(kr_ctx *ctx, const void *impl, kr_csr *B);
 typedef struct kr_bjacobi_times {
     double upload, blocking, invert, total;
 } kr_bjacobi_times;
-void kr_bjacobi_get_times(const void *impl, kr_bjacobi_times *t);
+/* The stages of P's setup when P is a "bjacobi" preconditioner: returns 1
+ * and fills *t; else returns 0 and zeroes it. */
+int kr_bjacobi_get_times(const kr_precond *P, kr_bjacobi_times *t);
 
 /* One flag per block (block_count of them), owned by impl: 1 where the
  * block was singular (precond/gje.h's pivot rule), so that the policy's

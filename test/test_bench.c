@@ -343,6 +343,38 @@ START_TEST(solve_iterations_match_krylov_solve)
 }
 END_TEST
 
+/* bjacobi's rows say what of its build was the upload of A (nothing on
+ * the CPU); the other preconditioners' rows have no such key. */
+START_TEST(solve_bjacobi_upload_within_build)
+{
+    const char *d = kt_tmpdir();
+    const char *pcs[] = {"bjacobi", "jacobi"};
+    for (int k = 0; k < 2; k++) {
+        run_out r = krylov(d,
+                           "bench solve --gen poisson2d:30 --precond %s " FAST
+                           " --json %s/s.json",
+                           pcs[k], d);
+        ck_assert_msg(r.rc == 0, "exit %d: %s", r.rc, r.err);
+        char path[512];
+        snprintf(path, sizeof path, "%s/s.json", d);
+        char *json = kt_slurp(path);
+        const char *o[2], *e[2];
+        ck_assert_int_eq(rows_of(json, o, e, 2), 1);
+        const char *up = kt_json_member(o[0], e[0], "precond_upload_s");
+        if (k == 0) {
+            ck_assert_ptr_nonnull(up);
+            ck_assert_double_eq(kt_json_num(o[0], e[0], "precond_upload_s"),
+                                0.0);
+            ck_assert(kt_json_num(o[0], e[0], "precond_build_s") > 0.0);
+        } else {
+            ck_assert_ptr_null(up);
+        }
+        free(json);
+        kt_output_free(&r);
+    }
+}
+END_TEST
+
 START_TEST(solve_cg_bytes_follow_the_model)
 {
     const char *d = kt_tmpdir();
@@ -407,6 +439,7 @@ int main(void)
     tcase_add_test(tc, help_states_models_and_defaults);
     tcase_add_test(tc, unwritable_output_exit_3);
     tcase_add_test(tc, solve_iterations_match_krylov_solve);
+    tcase_add_test(tc, solve_bjacobi_upload_within_build);
     tcase_add_test(tc, solve_cg_bytes_follow_the_model);
     tcase_add_test(tc, solve_bad_matrices_are_rows_not_errors);
     suite_add_tcase(s, tc);

@@ -224,7 +224,8 @@ START_TEST(json_matches_text)
 END_TEST
 
 /* The setup time splits into the matrix build and the preconditioner
- * build; block preconditioners report their blocks, others do not. */
+ * build; block preconditioners report their blocks and bjacobi its
+ * setup's stages, others do not. */
 START_TEST(json_setup_parts_and_blocks)
 {
     const char *dir = scratch_dir();
@@ -238,10 +239,25 @@ START_TEST(json_setup_parts_and_blocks)
     double nb = json_num(j.out, "precond_blocks"); /* n = 192, blocks <= 32 */
     ck_assert(nb >= 6 && nb <= 192);
     ck_assert_double_eq(json_num(j.out, "precond_singular_blocks"), 0.0);
+    /* bjacobi's stages: nothing uploaded on the CPU, and within the build */
+    double up = json_num(j.out, "precond_upload_seconds");
+    double blocking = json_num(j.out, "precond_blocking_seconds");
+    double inv = json_num(j.out, "precond_invert_seconds");
+    double build = json_num(j.out, "precond_build_seconds");
+    ck_assert_double_eq(up, 0.0);
+    ck_assert(blocking > 0.0 && inv > 0.0);
+    ck_assert_double_le(blocking + inv, build);
+    kt_output_free(&j);
+    j = krylov(dir, "solve --gen elasticity3d:4 --precond bjacobi "
+                    "--device cpu");
+    ck_assert_int_eq(j.rc, 0);
+    ck_assert_ptr_nonnull(strstr(j.out, "    extract+invert:"));
+    ck_assert_ptr_null(strstr(j.out, "upload of A:"));
     kt_output_free(&j);
     j = krylov(dir, "solve --gen elasticity3d:4 --precond jacobi --json");
     ck_assert_int_eq(j.rc, 0);
     ck_assert_ptr_null(strstr(j.out, "precond_blocks"));
+    ck_assert_ptr_null(strstr(j.out, "precond_invert_seconds"));
     kt_output_free(&j);
 }
 END_TEST
