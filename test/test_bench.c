@@ -345,7 +345,7 @@ END_TEST
 
 /* bjacobi's rows say what of its build was the upload of A (nothing on
  * the CPU); the other preconditioners' rows have no such key. */
-START_TEST(solve_bjacobi_upload_within_build)
+START_TEST(solve_bjacobi_reports_upload)
 {
     const char *d = kt_tmpdir();
     const char *pcs[] = {"bjacobi", "jacobi"};
@@ -439,7 +439,7 @@ int main(void)
     tcase_add_test(tc, help_states_models_and_defaults);
     tcase_add_test(tc, unwritable_output_exit_3);
     tcase_add_test(tc, solve_iterations_match_krylov_solve);
-    tcase_add_test(tc, solve_bjacobi_upload_within_build);
+    tcase_add_test(tc, solve_bjacobi_reports_upload);
     tcase_add_test(tc, solve_cg_bytes_follow_the_model);
     tcase_add_test(tc, solve_bad_matrices_are_rows_not_errors);
     suite_add_tcase(s, tc);
