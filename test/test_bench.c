@@ -33,6 +33,14 @@ static int rows_of(const char *json, const char **start, const char **stop,
     return kt_json_objects(json, "rows", start, stop, max);
 }
 
+/* The file `name` in the scratch folder d, read whole (NULL if absent). */
+static char *slurp_in(const char *d, const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", d, name);
+    return kt_slurp(path);
+}
+
 static int nformats(void)
 {
     int n = 0;
@@ -100,11 +108,9 @@ START_TEST(spmv_one_row_per_format_and_matrix)
                        " --warmup 2 --json %s/b.json --markdown %s/b.md",
                        d, d);
     ck_assert_msg(r.rc == 0, "exit %d: %s", r.rc, r.err);
-    char path[512], format[64], matrix[64], status[16], note[512];
-    snprintf(path, sizeof path, "%s/b.json", d);
-    char *json = kt_slurp(path);
-    snprintf(path, sizeof path, "%s/b.md", d);
-    char *md = kt_slurp(path);
+    char format[64], matrix[64], status[16], note[512];
+    char *json = slurp_in(d, "b.json");
+    char *md = slurp_in(d, "b.md");
     ck_assert(json && md);
     ck_assert_str_eq(md, r.out); /* the file is the table printed */
     const char *keys[] = {"command",          "device",     "date_utc",
@@ -143,9 +149,7 @@ START_TEST(spmv_small_marked_and_summarised)
                        " --json %s/b.json",
                        d);
     ck_assert_msg(r.rc == 0, "exit %d: %s", r.rc, r.err);
-    char path[512];
-    snprintf(path, sizeof path, "%s/b.json", d);
-    char *json = kt_slurp(path);
+    char *json = slurp_in(d, "b.json");
     const char *o[4], *e[4];
     ck_assert_int_eq(rows_of(json, o, e, 4), 1);
     ck_assert(strstr(o[0], "\"small\": true") < e[0]);
@@ -212,9 +216,7 @@ START_TEST(spmv_auto_against_the_best)
                " --warmup 1 --json %s/b.json",
                d);
     ck_assert_msg(r.rc == 0, "exit %d: %s", r.rc, r.err);
-    char path[512];
-    snprintf(path, sizeof path, "%s/b.json", d);
-    char *json = kt_slurp(path);
+    char *json = slurp_in(d, "b.json");
     double best[2], auto_sp[2];
     ck_assert_int_eq(best_per_matrix(json, best, auto_sp), 2);
     const char *end, *b = section(json, "best_krylov_format", &end);
@@ -251,9 +253,7 @@ START_TEST(spmv_unknown_format_exit_2)
     for (const char *const *f = kr_format_names(); *f; f++)
         ck_assert_msg(strstr(r.err, *f), "'%s' not listed: %s", *f, r.err);
     ck_assert_str_eq(r.out, "");
-    char path[512];
-    snprintf(path, sizeof path, "%s/b.json", d);
-    ck_assert_ptr_null(kt_slurp(path));
+    ck_assert_ptr_null(slurp_in(d, "b.json"));
     kt_output_free(&r);
     r = krylov(d, "bench spmv --gen poisson2d:10 --formats csr,csr");
     ck_assert_int_eq(r.rc, 2);
@@ -309,9 +309,7 @@ static void solve_matches(const char *d, const char *opts)
     r = krylov(d, "bench solve --gen poisson2d:30 %s " FAST " --json %s/s.json",
                opts, d);
     ck_assert_msg(r.rc == 0, "bench solve %s: exit %d: %s", opts, r.rc, r.err);
-    char path[512];
-    snprintf(path, sizeof path, "%s/s.json", d);
-    char *json = kt_slurp(path);
+    char *json = slurp_in(d, "s.json");
     const char *o[2], *e[2];
     ck_assert_int_eq(rows_of(json, o, e, 2), 1);
     ck_assert_int_eq((int)kt_json_num(o[0], e[0], "iterations"), its);
@@ -355,9 +353,7 @@ START_TEST(solve_bjacobi_reports_upload)
                            " --json %s/s.json",
                            pcs[k], d);
         ck_assert_msg(r.rc == 0, "exit %d: %s", r.rc, r.err);
-        char path[512];
-        snprintf(path, sizeof path, "%s/s.json", d);
-        char *json = kt_slurp(path);
+        char *json = slurp_in(d, "s.json");
         const char *o[2], *e[2];
         ck_assert_int_eq(rows_of(json, o, e, 2), 1);
         const char *up = kt_json_member(o[0], e[0], "precond_upload_s");
@@ -383,9 +379,7 @@ START_TEST(solve_cg_bytes_follow_the_model)
                        " --json %s/s.json",
                        d);
     ck_assert_msg(r.rc == 0, "exit %d: %s", r.rc, r.err);
-    char path[512];
-    snprintf(path, sizeof path, "%s/s.json", d);
-    char *json = kt_slurp(path);
+    char *json = slurp_in(d, "s.json");
     const char *o[2], *e[2], *end = json + strlen(json);
     ck_assert_int_eq(rows_of(json, o, e, 2), 1);
     double n = kt_json_num(o[0], e[0], "n"),
