@@ -425,7 +425,7 @@ int main(void)
 {
     Suite *s = suite_create("bench");
     TCase *tc = tcase_create("bench");
-    tcase_set_timeout(tc, 60);
+    tcase_set_timeout(tc, KT_HANG_GUARD_S);
     tcase_add_test(tc, spmv_one_row_per_format_and_matrix);
     tcase_add_test(tc, spmv_small_marked_and_summarised);
     tcase_add_test(tc, spmv_auto_against_the_best);

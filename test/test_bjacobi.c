@@ -874,7 +874,7 @@ static Suite *suite(void)
 {
     Suite *s = suite_create("bjacobi");
     TCase *t = tcase_create("bjacobi");
-    tcase_set_timeout(t, 60);
+    tcase_set_timeout(t, KT_HANG_GUARD_S);
     tcase_add_test(t, gje_inverts_every_size);
     tcase_add_test(t, gje_permutations_exact);
     tcase_add_test(t, gje_singular_blocks);

@@ -414,7 +414,7 @@ int main(void)
 {
     Suite *s = suite_create("breakdown");
     TCase *tc = tcase_create("restarts");
-    tcase_set_timeout(tc, 60);
+    tcase_set_timeout(tc, KT_HANG_GUARD_S);
     tcase_add_loop_test(tc, restart_gets_past_breakdown, 0, 2);
     tcase_add_test(tc, restart_breaking_down_at_once_ends_it);
     tcase_add_test(tc, no_restart_without_progress);
@@ -422,7 +422,7 @@ int main(void)
     tcase_add_test(tc, breakdown_restarts_checked);
     suite_add_tcase(s, tc);
     TCase *tk = tcase_create("commands");
-    tcase_set_timeout(tk, 60);
+    tcase_set_timeout(tk, KT_HANG_GUARD_S);
     tcase_add_test(tk, solve_reports_restarts);
     tcase_add_test(tk, bench_reports_restarts);
     tcase_add_test(tk, compare_petsc_says_krylov_restarted);

@@ -826,7 +826,7 @@ int main(void)
 {
     Suite *s = suite_create("cli");
     TCase *tc = tcase_create("cli");
-    tcase_set_timeout(tc, 60);
+    tcase_set_timeout(tc, KT_HANG_GUARD_S);
     tcase_add_test(tc, help_top_level);
     tcase_add_test(tc, help_solve_tells_everything);
     tcase_add_test(tc, solve_converges);

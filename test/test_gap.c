@@ -332,7 +332,7 @@ int main(void)
 {
     Suite *s = suite_create("gap");
     TCase *tc = tcase_create("restarts");
-    tcase_set_timeout(tc, 60);
+    tcase_set_timeout(tc, KT_HANG_GUARD_S);
     tcase_add_test(tc, real_gap_case);
     tcase_add_loop_test(tc, restarts_exhausted, 0, NMETHODS);
     tcase_add_test(tc, restarts_share_maxit);

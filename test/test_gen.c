@@ -606,22 +606,23 @@ static Suite *gen_suite(void)
     tcase_add_test(tc, test_convdiff2d);
     tcase_add_test(tc, test_elasticity3d);
     tcase_add_test(tc, test_spd_cg);
-    tcase_set_timeout(tc, 60);
+    tcase_set_timeout(tc, KT_HANG_GUARD_S);
     suite_add_tcase(s, tc);
     tc = tcase_create("powerlaw");
     tcase_add_test(tc, test_powerlaw_stats);
     tcase_add_test(tc, test_powerlaw_columns);
     tcase_add_test(tc, test_powerlaw_edges);
-    tcase_set_timeout(tc, 60);
+    tcase_set_timeout(tc, KT_HANG_GUARD_S);
     suite_add_tcase(s, tc);
     tc = tcase_create("specs");
     tcase_add_test(tc, test_bad_specs);
     tcase_add_test(tc, test_size_limit);
     tcase_add_test(tc, test_help_names);
+    tcase_set_timeout(tc, KT_HANG_GUARD_S);
     suite_add_tcase(s, tc);
     tc = tcase_create("large");
     tcase_add_test(tc, test_large);
-    tcase_set_timeout(tc, 300);
+    tcase_set_timeout(tc, KT_HANG_GUARD_S);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -285,7 +285,7 @@ int main(void)
 {
     Suite *s = suite_create("gpu");
     TCase *tc = tcase_create("gpu");
-    tcase_set_timeout(tc, 120);
+    tcase_set_timeout(tc, KT_HANG_GUARD_S);
     tcase_add_test(tc, gpu_backend_kernels);
     tcase_add_test(tc, gpu_spmv_shapes);
     tcase_add_test(tc, gpu_memory_record);

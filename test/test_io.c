@@ -774,7 +774,7 @@ static Suite *io_suite(void)
     Suite *s = suite_create("io");
     TCase *t = tcase_create("mtx");
     tcase_add_checked_fixture(t, setup, teardown);
-    tcase_set_timeout(t, 60);
+    tcase_set_timeout(t, KT_HANG_GUARD_S);
     tcase_add_test(t, read_coordinate_real_general);
     tcase_add_test(t, read_integer_and_pattern);
     tcase_add_test(t, read_symmetric);

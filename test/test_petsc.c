@@ -777,7 +777,7 @@ int main(void)
 {
     Suite *s = suite_create("petsc");
     TCase *cli = tcase_create("petsc_style_options");
-    tcase_set_timeout(cli, 60);
+    tcase_set_timeout(cli, KT_HANG_GUARD_S);
     tcase_add_test(cli, aliases_match_long_options);
     tcase_add_test(cli, converged_reason_line);
     tcase_add_test(cli, view_shows_configuration);
@@ -787,20 +787,20 @@ int main(void)
     tcase_add_test(cli, compare_without_petsc_explains);
     suite_add_tcase(s, cli);
     TCase *cmp = tcase_create("compare_petsc");
-    tcase_set_timeout(cmp, 300);
+    tcase_set_timeout(cmp, KT_HANG_GUARD_S);
     tcase_add_test(cmp, compare_generated);
     tcase_add_test(cmp, compare_real_spd);
     tcase_add_test(cmp, compare_prints_table);
     suite_add_tcase(s, cmp);
     TCase *bj = tcase_create("compare_petsc_bjacobi");
-    tcase_set_timeout(bj, 300);
+    tcase_set_timeout(bj, KT_HANG_GUARD_S);
     tcase_add_test(bj, compare_bjacobi_generated);
     tcase_add_test(bj, compare_bjacobi_real_spd);
     tcase_add_test(bj, compare_bjacobi_near_singular_block);
     tcase_add_test(bj, compare_bjacobi_zero_pivot);
     suite_add_tcase(s, bj);
     TCase *bin = tcase_create("petsc_binary_files");
-    tcase_set_timeout(bin, 120);
+    tcase_set_timeout(bin, KT_HANG_GUARD_S);
     tcase_add_test(bin, petsc_written_files_read_bitwise);
     tcase_add_test(bin, krylov_written_files_loaded_by_petsc);
     tcase_add_test(bin, solve_on_petsc_written_files);

@@ -813,7 +813,7 @@ int main(void)
 {
     Suite *s = suite_create("solvers");
     TCase *tc = tcase_create("generated");
-    tcase_set_timeout(tc, 60);
+    tcase_set_timeout(tc, KT_HANG_GUARD_S);
     tcase_add_loop_test(tc, converges_generated, 0, NGENERATED);
     tcase_add_loop_test(tc, converges_kr_generate, 0, 4 * NMETHODS);
     tcase_add_loop_test(tc, idr_shadow_dimensions, 0, 8);
@@ -823,7 +823,7 @@ int main(void)
     suite_add_tcase(s, tc);
 
     TCase *tr = tcase_create("reasons");
-    tcase_set_timeout(tr, 60);
+    tcase_set_timeout(tr, KT_HANG_GUARD_S);
     tcase_add_loop_test(tr, diverged_its, 0, NMETHODS);
     tcase_add_test(tr, diverged_breakdown);
     tcase_add_test(tr, cg_breakdown);
@@ -834,7 +834,7 @@ int main(void)
     suite_add_tcase(s, tr);
 
     TCase *tk = tcase_create("corners");
-    tcase_set_timeout(tk, 60);
+    tcase_set_timeout(tk, KT_HANG_GUARD_S);
     tcase_add_loop_test(tk, zero_rhs, 0, NMETHODS);
     tcase_add_loop_test(tk, exact_initial_guess, 0, NMETHODS);
     tcase_add_loop_test(tk, one_unknown, 0, NMETHODS);
@@ -843,7 +843,7 @@ int main(void)
     suite_add_tcase(s, tk);
 
     TCase *tm = tcase_create("real");
-    tcase_set_timeout(tm, 120);
+    tcase_set_timeout(tm, KT_HANG_GUARD_S);
     tcase_add_loop_test(tm, real_spd, 0, sizeof spd / sizeof spd[0]);
     tcase_add_loop_test(tm, real_nonsymmetric, 0,
                         sizeof nonsym_cases / sizeof nonsym_cases[0]);

@@ -14,6 +14,11 @@
 #include <stdarg.h>
 #include <stdint.h>
 
+/* Every test case's Check timeout: a guard against hangs, never a speed
+ * limit (CI machines are small and sometimes loaded, so a test's time says
+ * nothing about the code). */
+#define KT_HANG_GUARD_S 1200
+
 /* The folder of real test matrices: $KRYLOV_MATRICES, else
  * ../shared/matrices from the repository root; NULL if neither exists. */
 const char *kt_matrices_dir(void);
