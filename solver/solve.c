@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "solver/solver.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,12 +104,50 @@ static kr_status check_args(kr_ctx *ctx, kr_matrix *A, kr_precond *P,
     return KR_OK;
 }
 
+/* sum((s*x_i)^2) in a scratch vector: the slow path of kr_norm2, taken
+ * only when the plain sum of squares under- or overflowed. */
+static kr_status scaled_sumsq(kr_ctx *ctx, int32_t n, const double *x, double s,
+                              double *out)
+{
+    double *t;
+    KR_TRY(kr_dev_zeros(ctx, (size_t)n, &t));
+    kr_status st = ctx->ops->axpby(ctx, n, s, x, 0.0, t);
+    const double *ts[1] = {t};
+    if (st == KR_OK) st = ctx->ops->dots(ctx, n, 1, ts, ts, out);
+    kr_dev_free(ctx, t);
+    return st;
+}
+
+/* Squares of entries below 2^-485 lose digits or vanish and squares above
+ * 2^512 overflow, so a sum of squares outside [2^-970, DBL_MAX] is redone
+ * on the vector scaled by 2^600 or 2^-600 (exact: powers of two), as BLAS
+ * dnrm2 scales. The result is m * 2^e; a sum that is exactly 0 means every
+ * entry is exactly 0 (the smallest subnormal scaled by 2^600 squares to a
+ * normal number). */
+kr_status kr_norm2_exp(kr_ctx *ctx, int32_t n, const double *x, double *m,
+                       int *e)
+{
+    const double *xs[1] = {x};
+    double d;
+    *e = 0;
+    KR_TRY(ctx->ops->dots(ctx, n, 1, xs, xs, &d));
+    if (isnan(d) || (d >= 0x1p-970 && d <= DBL_MAX)) {
+        *m = sqrt(d);
+        return KR_OK;
+    }
+    int shift = d < 0x1p-970 ? 600 : -600;
+    KR_TRY(scaled_sumsq(ctx, n, x, ldexp(1.0, shift), &d));
+    *m = sqrt(d); /* inf here: x holds an Inf */
+    *e = -shift;
+    return KR_OK;
+}
+
 kr_status kr_norm2(kr_ctx *ctx, int32_t n, const double *x, double *nrm)
 {
-    double d;
-    const double *xs[1] = {x};
-    KR_TRY(ctx->ops->dots(ctx, n, 1, xs, xs, &d));
-    *nrm = sqrt(d);
+    double m;
+    int e;
+    KR_TRY(kr_norm2_exp(ctx, n, x, &m, &e));
+    *nrm = ldexp(m, e);
     return KR_OK;
 }
 
@@ -185,22 +224,62 @@ static kr_status run_checked(kr_solve_args *a, const kr_solver_ops *method,
     }
 }
 
+/* x = s*x in place (s a power of two: exact unless x under/overflows). */
+static kr_status scale_in_place(kr_solve_args *a, double s, double *x)
+{
+    return a->ctx->ops->axpby(a->ctx, a->n, s, x, 0.0, x);
+}
+
+/* Runs the method on A (s x) = s b, s = 2^-e, when ||b|| = m 2^e lies
+ * beyond 2^+-500: the methods' plain sums of squares would otherwise under-
+ * or overflow. The tolerances scale with b, so the iterates are those of
+ * the unscaled solve times s; x and the norms the user sees are scaled
+ * back. Solves with ||b|| inside the range run unscaled, bit for bit. */
+static kr_status run_scaled(kr_solve_args *a, const kr_solver_ops *method,
+                            kr_result *res, int e)
+{
+    double s = ldexp(1.0, -e), *bs;
+    kr_solve_options o = *a->opt;
+    o.atol *= s;
+    KR_TRY(kr_dev_zeros(a->ctx, (size_t)a->n, &bs));
+    kr_status st = a->ctx->ops->axpby(a->ctx, a->n, s, a->b, 0.0, bs);
+    if (st == KR_OK) st = scale_in_place(a, s, a->x);
+    const double *b = a->b;
+    const kr_solve_options *opt = a->opt;
+    a->b = bs;
+    a->opt = &o;
+    a->bnorm = ldexp(a->bnorm_m, a->bnorm_e - e);
+    a->scale = s;
+    if (st == KR_OK) st = run_checked(a, method, res);
+    if (st == KR_OK) st = scale_in_place(a, 1.0 / s, a->x);
+    res->true_rnorm /= s;
+    a->b = b;
+    a->opt = opt;
+    kr_dev_free(a->ctx, bs);
+    return st;
+}
+
 static kr_status run(kr_solve_args *a, const kr_solver_ops *method,
                      kr_result *res)
 {
-    KR_TRY(kr_norm2(a->ctx, a->n, a->b, &a->bnorm));
+    int e;
+    KR_TRY(kr_norm2_exp(a->ctx, a->n, a->b, &a->bnorm_m, &e));
+    a->bnorm_e = e;
+    a->bnorm = ldexp(a->bnorm_m, e);
     res->bnorm = a->bnorm;
-    if (a->bnorm == 0.0) { /* the solution is x = 0, whatever x0 was */
+    if (a->bnorm_m == 0.0) { /* exactly 0: x = 0, whatever x0 was */
         KR_TRY(a->ctx->ops->fill(a->ctx, a->n, 0.0, a->x));
         res->reason = KR_CONVERGED_ZERO_RHS;
         kr_solver_check(a, res, 0, 0.0);
         res->reason = KR_CONVERGED_ZERO_RHS;
         return KR_OK;
     }
-    if (!isfinite(a->bnorm))
+    if (!isfinite(a->bnorm_m))
         return kr_fail(a->ctx, KR_ERR_FORMAT,
                        "right-hand side contains NaN "
                        "or Inf");
+    int be = ilogb(a->bnorm_m) + e; /* ||b|| in [2^be, 2^(be+1)) */
+    if (be < -500 || be > 500) return run_scaled(a, method, res, be);
     return run_checked(a, method, res);
 }
 
@@ -236,7 +315,8 @@ kr_status kr_solve(kr_ctx *ctx, kr_matrix *A, kr_precond *P, const kr_vec *b,
                        .b = b->data,
                        .x = x->data,
                        .n = A->nrows,
-                       .opt = opt};
+                       .opt = opt,
+                       .scale = 1.0};
     double t0 = kr_wtime();
     kr_status st = run(&a, method, res);
     res->solve_seconds = kr_wtime() - t0;
@@ -255,18 +335,19 @@ kr_reason kr_solver_check(kr_solve_args *a, kr_result *res, int it,
                           double rnorm)
 {
     const kr_solve_options *o = a->opt;
-    int k = a->it0 + it; /* the solve's iteration number */
+    int k = a->it0 + it;             /* the solve's iteration number */
+    double shown = rnorm / a->scale; /* the norm of the unscaled problem */
     res->iterations = k;
-    res->rnorm = rnorm;
+    res->rnorm = shown;
     if (k == 0) a->r0norm = rnorm;
     if (it == 0) a->run_r0norm = rnorm;
     /* indexed by k, so a restart's first residual replaces the entry of
      * the iteration it starts from and history_len stays iterations + 1 */
     if (res->history && k < o->maxit + 2) {
-        res->history[k] = rnorm;
+        res->history[k] = shown;
         res->history_len = k + 1;
     }
-    if (o->monitor) o->monitor(k, rnorm, o->monitor_user);
+    if (o->monitor) o->monitor(k, shown, o->monitor_user);
     if (!isfinite(rnorm)) return KR_DIVERGED_NANORINF;
     if (kr_solver_converged(a, rnorm))
         return rnorm <= o->atol ? KR_CONVERGED_ATOL : KR_CONVERGED_RTOL;

@@ -17,7 +17,12 @@ typedef struct kr_solve_args {
     double *x;       /* backend memory, n entries; initial guess on entry */
     int32_t n;
     const kr_solve_options *opt;
-    double bnorm;
+    double bnorm;   /* ||b|| of the system the method solves          */
+    double bnorm_m; /* ||b|| of the caller's b = bnorm_m * 2^bnorm_e  */
+    int bnorm_e;
+    double scale;      /* b and x were scaled by this power of two (1: not
+                          scaled); norms shown to the user are divided by it
+                          (see run_scaled in solve.c) */
     double r0norm;     /* ||r_0||, set by kr_solver_check at iteration 0 */
     double run_r0norm; /* ||b - A x|| this run started from (its first
                           residual, set by kr_solver_check at it = 0) */
@@ -52,8 +57,12 @@ kr_reason kr_solver_check(kr_solve_args *a, kr_result *res, int it,
 /* 1 when rnorm meets the tolerance, max(rtol*||b||, atol). */
 int kr_solver_converged(const kr_solve_args *a, double rnorm);
 
-/* ||x||_2 through the backend's fused dots. */
+/* ||x||_2 through the backend's fused dots, scaled where the squares
+ * would under- or overflow (so a vector of 1e-170s or 1e200s has its true
+ * norm); kr_norm2_exp gives it as m * 2^e, for norms beyond DBL_MAX. */
 kr_status kr_norm2(kr_ctx *ctx, int32_t n, const double *x, double *nrm);
+kr_status kr_norm2_exp(kr_ctx *ctx, int32_t n, const double *x, double *m,
+                       int *e);
 
 /* Shorthands for the backend kernels on arrays of length n. */
 kr_status kr_spmv(const kr_solve_args *a, double alpha, const double *x,
