@@ -43,6 +43,7 @@ static int generate(kr_ctx *ctx, const char *spec, const gen_opts *o)
 {
     kr_csr A = {0};
     kr_status st = kr_ctx_set_threads(ctx, o->threads);
+    if (*kr_ctx_note(ctx)) fprintf(stderr, "note: %s\n", kr_ctx_note(ctx));
     if (st == KR_OK) st = kr_generate(ctx, spec, &A);
     if (st == KR_ERR_ARG) { /* a bad SPEC is a bad command line */
         cli_usage_error("gen", "%s", kr_ctx_error(ctx));

@@ -62,7 +62,9 @@ const char *kr_ctx_note(const kr_ctx *ctx);
 kr_device kr_ctx_device(const kr_ctx *ctx);
 /* "cpu (4 threads)" or the GPU's model name. */
 const char *kr_ctx_device_name(const kr_ctx *ctx);
-/* Threads for CPU kernels; 0 means the OpenMP default. */
+/* Threads for CPU kernels; 0 means the OpenMP default. More threads than
+ * the cores this process may run on are capped at that count, and
+ * kr_ctx_note() says so. */
 kr_status kr_ctx_set_threads(kr_ctx *ctx, int threads);
 int kr_ctx_threads(const kr_ctx *ctx);
 /* GPU memory the context holds now, and (in *peak, if not NULL) the most

@@ -56,9 +56,18 @@ static kr_status unknown(kr_ctx *ctx, const char *name)
 kr_status kr_precond_create_opts(kr_ctx *ctx, const kr_csr *A, const char *name,
                                  const kr_precond_options *o, kr_precond **out)
 {
-    if (!ctx || !A || !out)
-        return kr_fail(ctx, KR_ERR_ARG, "kr_precond_create: NULL argument");
+    if (!ctx) return KR_ERR_ARG;
+    if (!A) return kr_null_arg(ctx, "kr_precond_create", "the CSR matrix A");
+    if (!out) return kr_null_arg(ctx, "kr_precond_create", "the output P");
     *out = NULL;
+    /* The builders index by rowptr and colind: an invalid CSR would read
+     * out of bounds, so it is refused here with its row named. */
+    KR_TRY(kr_csr_check(ctx, A));
+    if (A->nrows != A->ncols)
+        return kr_fail(ctx, KR_ERR_ARG,
+                       "kr_precond_create: a preconditioner needs a square "
+                       "matrix; A is %d x %d",
+                       A->nrows, A->ncols);
     const kr_precond_ops *ops = kr_precond_find(name);
     if (!ops) return unknown(ctx, name);
     kr_precond_options defaults;
@@ -88,7 +97,17 @@ void kr_precond_destroy(kr_precond *P)
 
 kr_status kr_precond_apply(kr_precond *P, const kr_vec *r, kr_vec *z)
 {
-    if (!P || !r || !z) return KR_ERR_ARG;
+    if (!P) return KR_ERR_ARG;
+    if (!r) return kr_null_arg(P->ctx, "kr_precond_apply", "r");
+    if (!z) return kr_null_arg(P->ctx, "kr_precond_apply", "z");
+    if (r == z || r->data == z->data)
+        return kr_fail(P->ctx, KR_ERR_ARG,
+                       "kr_precond_apply: r and z are the same vector; z = "
+                       "P^-1 r needs distinct vectors");
+    if (r->ctx != P->ctx || z->ctx != P->ctx)
+        return kr_fail(P->ctx, KR_ERR_ARG,
+                       "kr_precond_apply: vectors belong to another context "
+                       "than the preconditioner");
     if (r->n != P->n || z->n != P->n)
         return kr_fail(P->ctx, KR_ERR_ARG,
                        "preconditioner is for n = %d but r has %d and z %d "
@@ -97,7 +116,10 @@ kr_status kr_precond_apply(kr_precond *P, const kr_vec *r, kr_vec *z)
     return P->ops->apply(P->ctx, P->impl, P->n, r->data, z->data);
 }
 
-const char *kr_precond_name(const kr_precond *P) { return P->ops->name; }
+const char *kr_precond_name(const kr_precond *P)
+{
+    return P ? P->ops->name : "";
+}
 
 int32_t kr_precond_singular_blocks(const kr_precond *P)
 {

@@ -83,10 +83,15 @@ static kr_status check_options(kr_ctx *ctx, const kr_solve_options *o)
 static kr_status check_args(kr_ctx *ctx, kr_matrix *A, kr_precond *P,
                             const kr_vec *b, kr_vec *x)
 {
-    if (!A || !P || !b || !x)
+    if (!A) return kr_null_arg(ctx, "kr_solve", "the matrix A");
+    if (!P) return kr_null_arg(ctx, "kr_solve", "the preconditioner P");
+    if (!b) return kr_null_arg(ctx, "kr_solve", "b");
+    if (!x) return kr_null_arg(ctx, "kr_solve", "x");
+    if (b == x || b->data == x->data)
         return kr_fail(ctx, KR_ERR_ARG,
-                       "kr_solve: NULL matrix, "
-                       "preconditioner or vector");
+                       "kr_solve: b and x are the same vector; x is "
+                       "overwritten while b is still read, so they must be "
+                       "distinct");
     if (A->nrows != A->ncols)
         return kr_fail(ctx, KR_ERR_ARG,
                        "cannot solve with a %d x %d matrix: "
@@ -286,7 +291,8 @@ static kr_status run(kr_solve_args *a, const kr_solver_ops *method,
 kr_status kr_solve(kr_ctx *ctx, kr_matrix *A, kr_precond *P, const kr_vec *b,
                    kr_vec *x, const kr_solve_options *opt, kr_result *res)
 {
-    if (!ctx || !res) return kr_fail(ctx, KR_ERR_ARG, "kr_solve: NULL");
+    if (!ctx) return KR_ERR_ARG;
+    if (!res) return kr_null_arg(ctx, "kr_solve", "the result res");
     memset(res, 0, sizeof *res);
     kr_solve_options defaults;
     if (!opt) {

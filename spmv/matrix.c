@@ -31,8 +31,9 @@ static kr_status pick_ops(kr_ctx *ctx, const char *format,
 kr_status kr_matrix_create(kr_ctx *ctx, const kr_csr *A, const char *format,
                            kr_matrix **out)
 {
-    if (!ctx || !A || !out)
-        return kr_fail(ctx, KR_ERR_ARG, "kr_matrix_create: NULL argument");
+    if (!ctx) return KR_ERR_ARG;
+    if (!A) return kr_null_arg(ctx, "kr_matrix_create", "the CSR matrix A");
+    if (!out) return kr_null_arg(ctx, "kr_matrix_create", "the output M");
     *out = NULL;
     const kr_format_ops *ops;
     KR_TRY(pick_ops(ctx, format ? format : KR_FORMAT_DEFAULT, &ops));
@@ -65,7 +66,13 @@ void kr_matrix_destroy(kr_matrix *M)
 kr_status kr_matrix_apply(kr_matrix *M, double alpha, const kr_vec *x,
                           double beta, kr_vec *y)
 {
-    if (!M || !x || !y) return KR_ERR_ARG;
+    if (!M) return KR_ERR_ARG;
+    if (!x) return kr_null_arg(M->ctx, "kr_matrix_apply", "x");
+    if (!y) return kr_null_arg(M->ctx, "kr_matrix_apply", "y");
+    if (x == y || x->data == y->data)
+        return kr_fail(M->ctx, KR_ERR_ARG,
+                       "kr_matrix_apply: x and y are the same vector; y = "
+                       "alpha A x + beta y needs distinct vectors");
     if (x->n != M->ncols || y->n != M->nrows)
         return kr_fail(M->ctx, KR_ERR_ARG,
                        "matrix is %d x %d but x has %d and y %d entries",
@@ -91,9 +98,12 @@ const char *kr_matrix_format_reason(const kr_matrix *M)
     return M->ops->reason ? M->ops->reason(M->impl) : "";
 }
 
-int32_t kr_matrix_rows(const kr_matrix *M) { return M->nrows; }
-int32_t kr_matrix_cols(const kr_matrix *M) { return M->ncols; }
-size_t kr_matrix_bytes(const kr_matrix *M) { return M->ops->bytes(M->impl); }
+int32_t kr_matrix_rows(const kr_matrix *M) { return M ? M->nrows : 0; }
+int32_t kr_matrix_cols(const kr_matrix *M) { return M ? M->ncols : 0; }
+size_t kr_matrix_bytes(const kr_matrix *M)
+{
+    return M ? M->ops->bytes(M->impl) : 0;
+}
 double kr_matrix_build_seconds(const kr_matrix *M) { return M->build_seconds; }
 
 double kr_matrix_padding_ratio(const kr_matrix *M)

@@ -107,6 +107,35 @@ START_TEST(help_top_level)
 }
 END_TEST
 
+/* --threads beyond the cores is capped with a note (1000 threads on 2
+ * cores took 20 s for a 0.2 s solve), and OpenMP threads spin a bounded
+ * time before sleeping unless the user chose a policy (issue 16, item 10:
+ * libgomp's default spinning made a loaded 2-core machine 12x slower). */
+START_TEST(threads_capped_and_spinning_bounded)
+{
+    const char *dir = scratch_dir();
+    run_out r =
+        krylov(dir, "solve --gen poisson2d:8 --device cpu --threads 1000");
+    ck_assert_msg(r.rc == 0, "exit %d: %s", r.rc, r.err);
+    const char *cap = strstr(r.err, "capped at the ");
+    ck_assert_msg(cap, "no note:\n%s", r.err);
+    int cores = atoi(cap + strlen("capped at the "));
+    ck_assert_int_ge(cores, 1);
+    char dev[64];
+    snprintf(dev, sizeof dev, "cpu (%d thread", cores);
+    ck_assert_msg(strstr(r.out, dev), "expected '%s' in:\n%s", dev, r.out);
+    kt_output_free(&r);
+    r = kt_command("env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT ", kt_krylov_bin(),
+                   dir, "--version");
+    ck_assert(strstr(r.out, "OMP_WAIT_POLICY=(unset) GOMP_SPINCOUNT=1000"));
+    kt_output_free(&r);
+    r = kt_command("env -u GOMP_SPINCOUNT OMP_WAIT_POLICY=active ",
+                   kt_krylov_bin(), dir, "--version");
+    ck_assert(strstr(r.out, "OMP_WAIT_POLICY=active GOMP_SPINCOUNT=(unset)"));
+    kt_output_free(&r);
+}
+END_TEST
+
 START_TEST(help_solve_tells_everything)
 {
     static const char *const opts[] = {
@@ -849,6 +878,7 @@ int main(void)
     tcase_add_test(tc, exact_x0_converges_at_0);
     tcase_add_test(tc, rhs_file_has_no_forward_error);
     tcase_add_test(tc, gen_writes_readable_file);
+    tcase_add_test(tc, threads_capped_and_spinning_bounded);
     suite_add_tcase(s, tc);
     return kt_run(s);
 }
