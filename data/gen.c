@@ -3,10 +3,12 @@
 #include "data/gen.h"
 
 #include "core/error.h"
+#include "core/memory.h"
 
 #include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -220,7 +222,14 @@ static kr_status check_sizes(kr_ctx *ctx, const char *spec, const gen_entry *g,
 {
     int64_t n, nnz;
     g->sizes(N, p, &n, &nnz);
-    if (n <= INT32_MAX && nnz <= INT32_MAX) return KR_OK;
+    if (n <= INT32_MAX && nnz <= INT32_MAX) {
+        char what[160];
+        snprintf(what, sizeof what,
+                 "generating %.80s (n = %" PRId64 ", nnz up to %" PRId64 ")",
+                 spec, n, nnz);
+        /* the CSR, and a vector of n doubles some generators use */
+        return kr_host_mem_check(ctx, kr_csr_bytes(n, nnz) + 8.0 * n, what);
+    }
     return kr_fail(ctx, KR_ERR_ARG,
                    "kr_generate: spec \"%.80s\" gives n = %" PRId64
                    " rows and %" PRId64

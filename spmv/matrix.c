@@ -2,9 +2,11 @@
  * backend once, then every apply goes straight to it. */
 #include "core/bench.h"
 #include "core/error.h"
+#include "core/memory.h"
 #include "core/vec.h"
 #include "spmv/format.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,6 +40,10 @@ kr_status kr_matrix_create(kr_ctx *ctx, const kr_csr *A, const char *format,
     const kr_format_ops *ops;
     KR_TRY(pick_ops(ctx, format ? format : KR_FORMAT_DEFAULT, &ops));
     KR_TRY(kr_csr_check(ctx, A));
+    char what[128];
+    snprintf(what, sizeof what, "building the matrix in format %s",
+             format ? format : KR_FORMAT_DEFAULT);
+    KR_TRY(kr_host_mem_check(ctx, kr_csr_bytes(A->nrows, A->nnz), what));
     kr_matrix *M = calloc(1, sizeof *M);
     if (!M) return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
     double t0 = kr_wtime();

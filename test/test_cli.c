@@ -136,6 +136,21 @@ START_TEST(threads_capped_and_spinning_bounded)
 }
 END_TEST
 
+/* A generated problem larger than the memory is refused with the bytes
+ * needed and available and exit 4, not killed by the kernel (exit 137). */
+START_TEST(too_big_for_memory_exit_4)
+{
+    const char *dir = scratch_dir();
+    run_out r = kt_command("KRYLOV_MEMORY_LIMIT=1G ", kt_krylov_bin(), dir,
+                           "solve --gen poisson3d:600 --device cpu");
+    ck_assert_int_eq(r.rc, 4);
+    ck_assert_msg(strstr(r.err, "needs 20.71 GB of memory, but only 1.07 GB "
+                                "is available"),
+                  "%s", r.err);
+    kt_output_free(&r);
+}
+END_TEST
+
 START_TEST(help_solve_tells_everything)
 {
     static const char *const opts[] = {
@@ -879,6 +894,7 @@ int main(void)
     tcase_add_test(tc, rhs_file_has_no_forward_error);
     tcase_add_test(tc, gen_writes_readable_file);
     tcase_add_test(tc, threads_capped_and_spinning_bounded);
+    tcase_add_test(tc, too_big_for_memory_exit_4);
     suite_add_tcase(s, tc);
     return kt_run(s);
 }
