@@ -63,7 +63,10 @@ void cli_print_exit_codes(FILE *f)
           "  3  input error: unreadable or malformed file, wrong sizes, "
           "non-square\n"
           "     matrix, zero diagonal for jacobi, unwritable output\n"
-          "  4  device or memory error, or CUDA asked for but not built in\n",
+          "  4  device or memory error, or CUDA asked for but not built in\n"
+          "  5  a program the command needs is not installed "
+          "(compare-petsc\n"
+          "     without PETSc)\n",
           f);
 }
 

@@ -72,7 +72,7 @@ static int mentions_option(const char *text, const char *opt)
 
 static int mentions_exit_codes(const char *text)
 {
-    for (int code = 0; code <= 4; code++) {
+    for (int code = 0; code <= 5; code++) {
         char line[16];
         snprintf(line, sizeof line, "\n  %d  ", code);
         if (!strstr(text, line)) return 0;

@@ -201,7 +201,7 @@ static PetscErrorCode run(petsc_objs *po, int32_t n, double *x, cmp_side *p)
     PetscCall(KSPGetConvergedReason(po->ksp, &reason));
     PetscCall(KSPGetIterationNumber(po->ksp, &its));
     p->reason = KSPConvergedReasons[reason];
-    p->converged = reason > 0;
+    p->claims = reason > 0;
     p->iterations = (int)its;
     PetscCall(VecGetArrayRead(po->x, &a));
     if (n > 0) memcpy(x, a, (size_t)n * sizeof *x);
