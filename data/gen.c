@@ -153,8 +153,8 @@ int kr_gen_threads(const kr_ctx *ctx, int64_t work)
 static kr_status bad_spec(kr_ctx *ctx, const char *spec, const char *why)
 {
     return kr_fail(ctx, KR_ERR_ARG,
-                   "kr_generate: bad spec \"%.80s\": %s; valid forms:\n%s",
-                   spec, why, kr_generator_help());
+                   "bad generator spec \"%.80s\": %s; valid forms:\n%s", spec,
+                   why, kr_generator_help());
 }
 
 /* N: decimal digits only (no sign, no blanks), 1 <= N <= INT32_MAX. */
@@ -231,7 +231,7 @@ static kr_status check_sizes(kr_ctx *ctx, const char *spec, const gen_entry *g,
         return kr_host_mem_check(ctx, kr_csr_bytes(n, nnz) + 8.0 * n, what);
     }
     return kr_fail(ctx, KR_ERR_ARG,
-                   "kr_generate: spec \"%.80s\" gives n = %" PRId64
+                   "generator spec \"%.80s\" gives n = %" PRId64
                    " rows and %" PRId64
                    " nonzeros; both must be at most 2147483647 (int32 "
                    "indices)",
@@ -240,9 +240,10 @@ static kr_status check_sizes(kr_ctx *ctx, const char *spec, const gen_entry *g,
 
 kr_status kr_generate(kr_ctx *ctx, const char *spec, kr_csr *A)
 {
-    if (!A) return kr_fail(ctx, KR_ERR_ARG, "kr_generate: NULL matrix");
+    if (!A)
+        return kr_fail(ctx, KR_ERR_ARG, "kr_generate: the output A is NULL");
     memset(A, 0, sizeof *A);
-    if (!spec) return kr_fail(ctx, KR_ERR_ARG, "kr_generate: NULL spec");
+    if (!spec) return kr_fail(ctx, KR_ERR_ARG, "kr_generate: spec is NULL");
     const char *colon = strchr(spec, ':');
     size_t len = colon ? (size_t)(colon - spec) : strlen(spec);
     const gen_entry *g = find_gen(spec, len);
@@ -254,6 +255,6 @@ kr_status kr_generate(kr_ctx *ctx, const char *spec, kr_csr *A)
     if (why) return bad_spec(ctx, spec, why);
     KR_TRY(check_sizes(ctx, spec, g, N, p));
     kr_status st = g->build(ctx, (int32_t)N, p, A);
-    if (st != KR_OK) kr_error_prefix(ctx, "kr_generate \"%.80s\"", spec);
+    if (st != KR_OK) kr_error_prefix(ctx, "generating %.80s", spec);
     return st;
 }

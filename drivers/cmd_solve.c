@@ -187,6 +187,51 @@ void cli_solve_print_options(FILE *f)
     cli_print_exit_codes(f);
 }
 
+/* Options that only one method or preconditioner reads. */
+typedef struct scoped_opt {
+    const char *name, *alias; /* alias: the PETSc spelling, or NULL */
+    int of_method;            /* 1: owner is a method, 0: a preconditioner */
+    const char *owner;
+} scoped_opt;
+
+static const scoped_opt scoped[] = {
+    {"--restart", "-ksp_gmres_restart", 1, "gmres"},
+    {"--s", NULL, 1, "idr"},
+    {"--block-size", NULL, 0, "bjacobi"},
+    {"--blocks", NULL, 0, "bjacobi"},
+    {"--bjacobi-singular", NULL, 0, "bjacobi"},
+};
+
+/* 1 when argv holds the option `name`, alone or as name=value. */
+static int given(int argc, char **argv, const char *name)
+{
+    size_t len = name ? strlen(name) : 0;
+    for (int i = 0; len && i < argc; i++)
+        if (!strncmp(argv[i], name, len) &&
+            (argv[i][len] == '\0' || argv[i][len] == '='))
+            return 1;
+    return 0;
+}
+
+/* An option that the chosen method or preconditioner does not read is
+ * ignored, as PETSc ignores unused options, but said so at once (PETSc
+ * says it at the end with -options_left) rather than silently. */
+static void warn_unused(const char *command, int argc, char **argv,
+                        const solve_opts *o)
+{
+    for (size_t i = 0; i < sizeof scoped / sizeof scoped[0]; i++) {
+        const scoped_opt *s = &scoped[i];
+        const char *chosen = s->of_method ? o->method : o->precond;
+        if (!strcmp(chosen, s->owner)) continue;
+        if (given(argc, argv, s->name) || given(argc, argv, s->alias))
+            fprintf(stderr,
+                    "krylov %s: warning: %s applies to %s %s only; ignored "
+                    "with %s\n",
+                    command, s->name, s->of_method ? "--method" : "--precond",
+                    s->owner, chosen);
+    }
+}
+
 int cli_solve_parse(const char *command, int argc, char **argv, solve_opts *o,
                     const char **matrix)
 {
@@ -204,6 +249,7 @@ int cli_solve_parse(const char *command, int argc, char **argv, solve_opts *o,
                                "'%s', not both",
                                *matrix, o->gen);
     if (npos == 0) *matrix = NULL;
+    warn_unused(command, argc, argv, o);
     return 0;
 }
 
@@ -399,8 +445,11 @@ static int setup(solve_run *r)
     r->matrix_seconds = t1 - t0;
     r->precond_seconds = t2 - t1;
     r->setup_seconds = t2 - t0;
+    /* block sizes that do not fit A: the fault is the --blocks file's */
+    int blocks_wrong = sizes != NULL && r->M && st == KR_ERR_ARG;
     free(sizes);
-    if (st != KR_OK) return lib_error(r->ctx, st, r->name);
+    if (st != KR_OK)
+        return lib_error(r->ctx, st, blocks_wrong ? r->o->blocks : r->name);
     warn_singular(r);
     if (r->o->verbose) cli_block_conds(r->o->json ? stderr : stdout, r);
     return 0;

@@ -180,11 +180,13 @@ static int parse_long(const char *s, long *v)
     return *end == '\0' && errno == 0;
 }
 
-/* The whole token is one finite number, no blanks. */
+/* The whole token is one finite decimal number, no blanks: strtod also
+ * takes hex floats ("0x10" is 16) and "inf", which no user means as a
+ * tolerance; an underflow ("1e-400" becomes 0) is refused too. */
 static int parse_real(const char *s, double *v)
 {
     char *end;
-    if (!*s || isspace((unsigned char)*s)) return 0;
+    if (!*s || strspn(s, "0123456789+-.eE") != strlen(s)) return 0;
     errno = 0;
     *v = strtod(s, &end);
     return *end == '\0' && errno != ERANGE && isfinite(*v);

@@ -272,19 +272,21 @@ START_TEST(breakdown_restarts_checked)
     kr_csr A;
     kr_matrix *M = NULL;
     kr_precond *P = NULL;
-    kr_vec *v = NULL;
+    kr_vec *v = NULL, *w = NULL;
     kt_dense_csr(ctx, 4, B, &A);
     ck_assert_int_eq(kr_matrix_create(ctx, &A, "csr", &M), KR_OK);
     ck_assert_int_eq(kr_precond_create(ctx, &A, "none", &P), KR_OK);
     ck_assert_int_eq(kr_vec_create(ctx, 4, &v), KR_OK);
+    ck_assert_int_eq(kr_vec_create(ctx, 4, &w), KR_OK);
     for (int bad = -1; bad <= 101; bad += 102) {
         o.breakdown_restarts = bad;
-        ck_assert_int_eq(kr_solve(ctx, M, P, v, v, &o, &res), KR_ERR_ARG);
+        ck_assert_int_eq(kr_solve(ctx, M, P, v, w, &o, &res), KR_ERR_ARG);
         ck_assert_msg(strstr(kr_ctx_error(ctx), "breakdown_restarts"), "%s",
                       kr_ctx_error(ctx));
         kr_result_free(&res);
     }
     kr_vec_destroy(v);
+    kr_vec_destroy(w);
     kr_precond_destroy(P);
     kr_matrix_destroy(M);
     kr_csr_free(&A);

@@ -546,6 +546,37 @@ typedef struct usage_case {
     const char *must; /* in stderr; "" for none */
 } usage_case;
 
+/* Options the chosen method or preconditioner does not read are ignored
+ * with a warning naming them, never silently (issue 16, item 13). */
+START_TEST(unused_options_warned)
+{
+    static const usage_case cases[] = {
+        {"--method idr --restart 50", "--restart applies to --method gmres "
+                                      "only; ignored with idr"},
+        {"--method cg -ksp_gmres_restart 50", "--restart applies to"},
+        {"--method gmres --s 8", "--s applies to --method idr only"},
+        {"--precond jacobi --block-size 4",
+         "--block-size applies to --precond bjacobi only; ignored with "
+         "jacobi"},
+        {"--precond none --bjacobi-singular=error", "--bjacobi-singular"},
+    };
+    const char *dir = scratch_dir();
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        run_out r = krylov(dir, "solve --gen poisson2d:5 --device cpu %s",
+                           cases[i].args);
+        ck_assert_msg(r.rc == 0, "'%s' exited %d", cases[i].args, r.rc);
+        ck_assert_msg(strstr(r.err, cases[i].must), "'%s': %s", cases[i].args,
+                      r.err);
+        kt_output_free(&r);
+    }
+    run_out r =
+        krylov(dir, "solve --gen poisson2d:5 --device cpu --method "
+                    "gmres --restart 5 --precond bjacobi --block-size 4");
+    ck_assert_msg(!strstr(r.err, "warning"), "%s", r.err);
+    kt_output_free(&r);
+}
+END_TEST
+
 START_TEST(usage_errors_exit_2)
 {
     static const usage_case cases[] = {
@@ -554,6 +585,9 @@ START_TEST(usage_errors_exit_2)
         {"solve --gen poisson2d:5 --rtol=-1", ">= 0"},
         {"solve --gen poisson2d:5 --rtol nan", "nan"},
         {"solve --gen poisson2d:5 --atol 1e999", "1e999"},
+        {"solve --gen poisson2d:5 --rtol 0x10", "0x10"},
+        {"solve --gen poisson2d:5 --rtol 1e-400", "1e-400"},
+        {"solve --gen poisson2d:5 --rtol inf", "inf"},
         {"solve --gen poisson2d:5 --s 0", "1..64"},
         {"solve --gen poisson2d:5 --s 65", "1..64"},
         {"solve --gen poisson2d:5 --s 4x", "4x"},
@@ -895,6 +929,7 @@ int main(void)
     tcase_add_test(tc, gen_writes_readable_file);
     tcase_add_test(tc, threads_capped_and_spinning_bounded);
     tcase_add_test(tc, too_big_for_memory_exit_4);
+    tcase_add_test(tc, unused_options_warned);
     suite_add_tcase(s, tc);
     return kt_run(s);
 }
