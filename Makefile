@@ -77,8 +77,17 @@ $(BUILD)/libkrylov.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/libkrylov.so: $(LIB_OBJ)
-	$(CC) -shared -o $@ $^ $(LDLIBS)
+# The shared library exports the functions include/krylov.h declares and
+# nothing else (the internals, and the CUDA runtime linked into it, stay
+# local): a linker version script made from the header.
+$(BUILD)/exports.map: include/krylov.h
+	@mkdir -p $(dir $@)
+	{ echo '{ global:'; grep -oE '\bkr_[a-z0-9_]+ *\(' $< | \
+	    sed 's/ *($$/;/' | sort -u; echo 'local: *; };'; } >$@
+
+$(BUILD)/libkrylov.so: $(LIB_OBJ) $(BUILD)/exports.map
+	$(CC) -shared -o $@ $(LIB_OBJ) \
+	    -Wl,--version-script=$(BUILD)/exports.map $(LDLIBS)
 
 $(BUILD)/krylov: $(DRIVER_OBJ) $(BUILD)/libkrylov.a
 	$(CC) -o $@ $(DRIVER_OBJ) $(BUILD)/libkrylov.a $(LDLIBS)

@@ -588,8 +588,6 @@ static kr_status create_handles(kr_ctx *ctx, kr_cuda_state *st)
 {
     KR_CUDA_TRY(ctx,
                 cudaStreamCreateWithFlags(&st->stream, cudaStreamNonBlocking));
-    KR_CUBLAS_TRY(ctx, cublasCreate(&st->cublas));
-    KR_CUBLAS_TRY(ctx, cublasSetStream(st->cublas, st->stream));
     KR_CUSPARSE_TRY(ctx, cusparseCreate(&st->cusparse));
     KR_CUSPARSE_TRY(ctx, cusparseSetStream(st->cusparse, st->stream));
     KR_TRY(create_pool(ctx, st));
