@@ -4,6 +4,7 @@
 #include "core/error.h"
 #include "core/vec.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +36,7 @@ void kr_precond_options_default(kr_precond_options *o)
 {
     if (!o) return;
     memset(o, 0, sizeof *o);
+    o->size = sizeof *o;
     o->block_size = 32;
     o->singular = KR_SINGULAR_JACOBI;
 }
@@ -53,6 +55,36 @@ static kr_status unknown(kr_ctx *ctx, const char *name)
                    name ? name : "(null)", list);
 }
 
+/* The first layout with a size field ends with `singular`. */
+#define KR_PRECOND_OPTIONS_MIN_SIZE                                            \
+    (offsetof(kr_precond_options, singular) + sizeof(kr_singular_policy))
+
+/* The options as this library reads them: the defaults, overwritten by
+ * the fields within in->size. */
+static kr_status read_options(kr_ctx *ctx, const kr_precond_options *in,
+                              kr_precond_options *out)
+{
+    kr_precond_options_default(out);
+    if (!in) return KR_OK;
+    if (in->size < KR_PRECOND_OPTIONS_MIN_SIZE || in->size > sizeof *out)
+        return kr_fail(ctx, KR_ERR_ARG,
+                       "kr_precond_options.size is %zu, not %zu..%zu: set it "
+                       "with kr_precond_options_default (a program built "
+                       "against a newer krylov.h needs a newer library)",
+                       in->size, (size_t)KR_PRECOND_OPTIONS_MIN_SIZE,
+                       sizeof *out);
+    memcpy(out, in, in->size);
+    out->size = sizeof *out;
+    return KR_OK;
+}
+
+static kr_status build(kr_ctx *ctx, const kr_precond_ops *ops, const kr_csr *A,
+                       const kr_precond_options *o, void **impl)
+{
+    return ops->build_opts ? ops->build_opts(ctx, A, o, impl)
+                           : ops->build(ctx, A, impl);
+}
+
 kr_status kr_precond_create_opts(kr_ctx *ctx, const kr_csr *A, const char *name,
                                  const kr_precond_options *o, kr_precond **out)
 {
@@ -61,13 +93,11 @@ kr_status kr_precond_create_opts(kr_ctx *ctx, const kr_csr *A, const char *name,
     *out = NULL;
     const kr_precond_ops *ops = kr_precond_find(name);
     if (!ops) return unknown(ctx, name);
-    kr_precond_options defaults;
-    kr_precond_options_default(&defaults);
+    kr_precond_options opt;
+    KR_TRY(read_options(ctx, o, &opt));
     kr_precond *P = calloc(1, sizeof *P);
     if (!P) return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
-    kr_status st = ops->build_opts
-                       ? ops->build_opts(ctx, A, o ? o : &defaults, &P->impl)
-                       : ops->build(ctx, A, &P->impl);
+    kr_status st = build(ctx, ops, A, &opt, &P->impl);
     if (st != KR_OK) {
         free(P);
         return st;
@@ -75,7 +105,53 @@ kr_status kr_precond_create_opts(kr_ctx *ctx, const kr_csr *A, const char *name,
     P->ctx = ctx;
     P->ops = ops;
     P->n = A->nrows;
+    P->opt = opt;
+    P->opt.block_sizes = NULL; /* the caller's array may not outlive P */
+    P->opt.nblocks = 0;
     *out = P;
+    return KR_OK;
+}
+
+/* P's blocks as options, so that a rebuild keeps them: *sizes is NULL
+ * for preconditioners without blocks, else an array to free. */
+static kr_status current_blocks(kr_precond *P, kr_precond_options *o,
+                                int32_t **sizes)
+{
+    *sizes = NULL;
+    int32_t nb = kr_precond_block_count(P);
+    if (nb <= 0 || !P->ops->block_sizes) return KR_OK;
+    *sizes = malloc((size_t)nb * sizeof **sizes);
+    if (!*sizes) return kr_fail(P->ctx, KR_ERR_NOMEM, "out of host memory");
+    P->ops->block_sizes(P->impl, *sizes);
+    o->block_sizes = *sizes;
+    o->nblocks = nb;
+    o->fixed = 0;
+    return KR_OK;
+}
+
+kr_status kr_precond_update_values(kr_precond *P, const kr_csr *A)
+{
+    if (!P || !A)
+        return kr_fail(P ? P->ctx : NULL, KR_ERR_ARG,
+                       "kr_precond_update_values: NULL argument");
+    if (kr_precond_is_user(P))
+        return kr_fail(P->ctx, KR_ERR_UNSUPPORTED,
+                       "kr_precond_update_values: a user preconditioner "
+                       "updates itself");
+    if (A->nrows != P->n || A->ncols != P->n)
+        return kr_fail(P->ctx, KR_ERR_ARG,
+                       "kr_precond_update_values: the preconditioner is for "
+                       "n = %d, the matrix is %d x %d",
+                       P->n, A->nrows, A->ncols);
+    kr_precond_options o = P->opt;
+    int32_t *sizes;
+    KR_TRY(current_blocks(P, &o, &sizes));
+    void *fresh;
+    kr_status st = build(P->ctx, P->ops, A, &o, &fresh);
+    free(sizes);
+    if (st != KR_OK) return st;
+    P->ops->destroy(P->ctx, P->impl);
+    P->impl = fresh;
     return KR_OK;
 }
 

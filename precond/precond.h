@@ -33,7 +33,12 @@ struct kr_precond {
     const kr_precond_ops *ops;
     void *impl;
     int32_t n;
+    kr_precond_options opt; /* as created, block_sizes dropped: for
+                               kr_precond_update_values */
 };
+
+/* 1 for a kr_precond_create_user preconditioner (precond/user.c). */
+int kr_precond_is_user(const kr_precond *P);
 
 const kr_precond_ops *kr_precond_find(const char *name);
 

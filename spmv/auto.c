@@ -473,6 +473,13 @@ static void auto_destroy(kr_ctx *ctx, void *impl)
     free(a);
 }
 
+/* the pick stays: only its values change */
+static kr_status auto_update_values(kr_ctx *ctx, void *impl, const kr_csr *A)
+{
+    auto_impl *a = impl;
+    return kr_format_update_values(ctx, a->ops, &a->impl, A);
+}
+
 static const char *auto_chosen(const void *impl)
 {
     return ((const auto_impl *)impl)->ops->name;
@@ -492,6 +499,7 @@ const kr_format_ops kr_auto_ops = {
     .stored = auto_stored,
     .chosen = auto_chosen,
     .reason = auto_reason,
+    .update_values = auto_update_values,
 };
 
 const kr_format_ops kr_auto_probe_ops = {
@@ -503,6 +511,7 @@ const kr_format_ops kr_auto_probe_ops = {
     .stored = auto_stored,
     .chosen = auto_chosen,
     .reason = auto_reason,
+    .update_values = auto_update_values,
 };
 
 /* In a build without CUDA there is no CUDA backend to serve. */
