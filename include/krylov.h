@@ -384,7 +384,9 @@ typedef struct kr_result {
 } kr_result;
 
 /* Solves A x = b; x holds the initial guess on entry. A reason that is not
- * converged is not an error: the status is KR_OK and res->reason says why. */
+ * converged is not an error: the status is KR_OK and res->reason says why.
+ * A solver object (kr_ksp below) made and destroyed for the one call: it
+ * allocates the method's work each time; use a kr_ksp to solve many. */
 kr_status kr_solve(kr_ctx *ctx, kr_matrix *A, kr_precond *P, const kr_vec *b,
                    kr_vec *x, const kr_solve_options *opt, kr_result *res);
 void kr_result_free(kr_result *res);

@@ -1,4 +1,4 @@
-/* Krylov methods as plug-ins, registered by name in solver/registry.c, and
+/* Krylov methods as plug-ins, registered by name in solver/solve.c, and
  * the stopping test they share. */
 #ifndef KR_SOLVER_SOLVER_H
 #define KR_SOLVER_SOLVER_H
