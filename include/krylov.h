@@ -203,6 +203,21 @@ double kr_matrix_build_seconds(const kr_matrix *M);
 /* Entries the format stores (padding included) over nnz; 1 for CSR. */
 double kr_matrix_padding_ratio(const kr_matrix *M);
 
+/* A non-owning description of CSR arrays in the backend's memory (device
+ * pointers on the GPU), as cuSPARSE's generic API describes a matrix. */
+typedef struct kr_csr_view {
+    int32_t nrows, ncols, nnz;
+    const int32_t *rowptr; /* nrows + 1 */
+    const int32_t *colind; /* nnz       */
+    const double *val;     /* nnz       */
+} kr_csr_view;
+/* The CSR arrays M holds, if its format keeps them in that form: csr on
+ * the GPU (and "auto" when it picked csr there). Valid until M is
+ * destroyed or its values updated. KR_ERR_UNSUPPORTED for the formats that
+ * store another layout (ellr, pellr, vsr, hyb, the CPU csr, whose values
+ * are regrouped for its kernel) and for user operators. */
+kr_status kr_matrix_csr_view(const kr_matrix *M, kr_csr_view *v);
+
 /* A user's operator (matrix-free): y = A x, where x (ncols entries) and y
  * (nrows entries) are distinct vectors of the context (kr_vec_data gives
  * their memory; on the GPU, work on kr_ctx_cuda_stream). A status other
@@ -275,6 +290,17 @@ int32_t kr_precond_singular_blocks(const kr_precond *P);
  * preconditioners without blocks). */
 int32_t kr_precond_block_count(const kr_precond *P);
 kr_status kr_precond_block_sizes(const kr_precond *P, int32_t *sizes);
+
+/* kr_precond_create_opts for the matrix M made from A: where M holds its
+ * CSR in backend memory (kr_matrix_csr_view), the preconditioner reads it
+ * there instead of uploading A again (block-Jacobi's pattern and blocks on
+ * the GPU). A must be the host CSR M was made from, same values: it is
+ * still read for what runs on the host (Jacobi's diagonal, a singular
+ * block's stand-in). kr_precond_update_values then uses M again, so update
+ * M's values first. */
+kr_status kr_precond_create_matrix(kr_ctx *ctx, kr_matrix *M, const kr_csr *A,
+                                   const char *name,
+                                   const kr_precond_options *o, kr_precond **P);
 
 /* A user's preconditioner: z = P^-1 r on distinct vectors of n entries of
  * the context (see kr_operator_fn). */

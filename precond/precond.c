@@ -3,6 +3,7 @@
 
 #include "core/error.h"
 #include "core/vec.h"
+#include "spmv/format.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -78,18 +79,24 @@ static kr_status read_options(kr_ctx *ctx, const kr_precond_options *in,
     return KR_OK;
 }
 
-static kr_status build(kr_ctx *ctx, const kr_precond_ops *ops, const kr_csr *A,
-                       const kr_precond_options *o, void **impl)
+/* Builds from M's CSR in backend memory when M (not NULL) has one and the
+ * preconditioner can use it, else from the host A. */
+static kr_status build(kr_ctx *ctx, const kr_precond_ops *ops, kr_matrix *M,
+                       const kr_csr *A, const kr_precond_options *o,
+                       void **impl)
 {
+    kr_csr_view view;
+    if (M && ops->build_view && M->ops->csr_view &&
+        M->ops->csr_view(M->impl, &view))
+        return ops->build_view(ctx, A, &view, o, impl);
     return ops->build_opts ? ops->build_opts(ctx, A, o, impl)
                            : ops->build(ctx, A, impl);
 }
 
-kr_status kr_precond_create_opts(kr_ctx *ctx, const kr_csr *A, const char *name,
-                                 const kr_precond_options *o, kr_precond **out)
+static kr_status create(kr_ctx *ctx, kr_matrix *M, const kr_csr *A,
+                        const char *name, const kr_precond_options *o,
+                        kr_precond **out)
 {
-    if (!ctx || !A || !out)
-        return kr_fail(ctx, KR_ERR_ARG, "kr_precond_create: NULL argument");
     *out = NULL;
     const kr_precond_ops *ops = kr_precond_find(name);
     if (!ops) return unknown(ctx, name);
@@ -97,7 +104,7 @@ kr_status kr_precond_create_opts(kr_ctx *ctx, const kr_csr *A, const char *name,
     KR_TRY(read_options(ctx, o, &opt));
     kr_precond *P = calloc(1, sizeof *P);
     if (!P) return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
-    kr_status st = build(ctx, ops, A, &opt, &P->impl);
+    kr_status st = build(ctx, ops, M, A, &opt, &P->impl);
     if (st != KR_OK) {
         free(P);
         return st;
@@ -105,11 +112,41 @@ kr_status kr_precond_create_opts(kr_ctx *ctx, const kr_csr *A, const char *name,
     P->ctx = ctx;
     P->ops = ops;
     P->n = A->nrows;
+    P->M = M;
     P->opt = opt;
     P->opt.block_sizes = NULL; /* the caller's array may not outlive P */
     P->opt.nblocks = 0;
     *out = P;
     return KR_OK;
+}
+
+kr_status kr_precond_create_opts(kr_ctx *ctx, const kr_csr *A, const char *name,
+                                 const kr_precond_options *o, kr_precond **out)
+{
+    if (!ctx || !A || !out)
+        return kr_fail(ctx, KR_ERR_ARG, "kr_precond_create: NULL argument");
+    return create(ctx, NULL, A, name, o, out);
+}
+
+kr_status kr_precond_create_matrix(kr_ctx *ctx, kr_matrix *M, const kr_csr *A,
+                                   const char *name,
+                                   const kr_precond_options *o,
+                                   kr_precond **out)
+{
+    if (!ctx || !M || !A || !out)
+        return kr_fail(ctx, KR_ERR_ARG,
+                       "kr_precond_create_matrix: NULL argument");
+    *out = NULL;
+    if (M->ctx != ctx)
+        return kr_fail(ctx, KR_ERR_ARG,
+                       "kr_precond_create_matrix: the matrix belongs to "
+                       "another context");
+    if (M->nrows != A->nrows || M->ncols != A->ncols || M->nnz != A->nnz)
+        return kr_fail(ctx, KR_ERR_ARG,
+                       "kr_precond_create_matrix: the matrix is %d x %d with "
+                       "%d nonzeros, the CSR given %d x %d with %d",
+                       M->nrows, M->ncols, M->nnz, A->nrows, A->ncols, A->nnz);
+    return create(ctx, M, A, name, o, out);
 }
 
 /* P's blocks as options, so that a rebuild keeps them: *sizes is NULL
@@ -147,7 +184,7 @@ kr_status kr_precond_update_values(kr_precond *P, const kr_csr *A)
     int32_t *sizes;
     KR_TRY(current_blocks(P, &o, &sizes));
     void *fresh;
-    kr_status st = build(P->ctx, P->ops, A, &o, &fresh);
+    kr_status st = build(P->ctx, P->ops, P->M, A, &o, &fresh);
     free(sizes);
     if (st != KR_OK) return st;
     P->ops->destroy(P->ctx, P->impl);

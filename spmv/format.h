@@ -28,6 +28,9 @@ typedef struct kr_format_ops {
     /* New values on the pattern impl was built from, in place; NULL where
      * kr_matrix_update_values builds the format again instead. */
     kr_status (*update_values)(kr_ctx *ctx, void *impl, const kr_csr *A);
+    /* Formats that hold plain CSR in backend memory: fills *v, returns 1;
+     * NULL or 0 otherwise. */
+    int (*csr_view)(const void *impl, kr_csr_view *v);
 } kr_format_ops;
 
 typedef struct kr_format_entry {

@@ -82,6 +82,15 @@ kr_status kr_format_update_values(kr_ctx *ctx, const kr_format_ops *ops,
     return KR_OK;
 }
 
+kr_status kr_matrix_csr_view(const kr_matrix *M, kr_csr_view *v)
+{
+    if (!M || !v) return KR_ERR_ARG;
+    if (M->ops->csr_view && M->ops->csr_view(M->impl, v)) return KR_OK;
+    return kr_fail(M->ctx, KR_ERR_UNSUPPORTED,
+                   "format '%s' on %s holds no plain CSR arrays",
+                   kr_matrix_format(M), M->ctx->device_name);
+}
+
 kr_status kr_matrix_update_values(kr_matrix *M, const kr_csr *A)
 {
     if (!M || !A)

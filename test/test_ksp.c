@@ -4,6 +4,7 @@
  * interrupt flag that stop the solve, new values on one pattern, and an
  * option struct of the older size. Each test runs on the CPU and, when one
  * is usable, on the GPU (_i = 1). */
+#include "precond/bjacobi.h"
 #include "testutil.h"
 
 #include <math.h>
@@ -489,6 +490,66 @@ START_TEST(update_values_then_solve)
 }
 END_TEST
 
+/* --------------------------------------------- preconditioner from M */
+
+/* kr_precond_create_matrix gives the blocks and the iterations of
+ * kr_precond_create; on the GPU, with M in csr (which has a CSR view),
+ * block-Jacobi uploads nothing, and after new values on M and P it solves
+ * the new system. On the CPU the csr has no plain view (its values are
+ * regrouped) and nothing is uploaded either way. */
+START_TEST(precond_from_matrix)
+{
+    kr_ctx *ctx = context(_i, "precond_from_matrix (gpu)");
+    if (!ctx) return;
+    static const char *const pcs[] = {"jacobi", "bjacobi"};
+    for (int k = 0; k < 2; k++) {
+        problem p;
+        problem_make(ctx, "convdiff2d:30,3", &p);
+        kr_matrix_destroy(p.M);
+        ck_assert_int_eq(kr_matrix_create(ctx, &p.A, "csr", &p.M), KR_OK);
+        kr_csr_view v;
+        ck_assert_int_eq(kr_matrix_csr_view(p.M, &v),
+                         _i ? KR_OK : KR_ERR_UNSUPPORTED);
+        if (_i) ck_assert(v.nrows == p.A.nrows && v.nnz == p.A.nnz && v.val);
+        kr_precond *P1, *P2;
+        ck_assert_int_eq(kr_precond_create_opts(ctx, &p.A, pcs[k], NULL, &P1),
+                         KR_OK);
+        ck_assert_int_eq(
+            kr_precond_create_matrix(ctx, p.M, &p.A, pcs[k], NULL, &P2), KR_OK);
+        ck_assert_int_eq(kr_precond_block_count(P1),
+                         kr_precond_block_count(P2));
+        kr_bjacobi_times t;
+        if (kr_bjacobi_get_times(P2, &t)) ck_assert(t.upload == 0.0);
+        kr_result r1, r2;
+        solve_with(&p, "bicgstab", p.M, P1, 31, &r1);
+        solve_with(&p, "bicgstab", p.M, P2, 31, &r2);
+        assert_solved(&p, &r2, pcs[k]);
+        ck_assert_int_eq(r1.iterations, r2.iterations);
+        kr_csr B;
+        rescale(&p.A, &B, 1);
+        ck_assert_int_eq(kr_matrix_update_values(p.M, &B), KR_OK);
+        ck_assert_int_eq(kr_precond_update_values(P2, &B), KR_OK);
+        double *old = p.A.val;
+        p.A.val = B.val;
+        solve_with(&p, "bicgstab", p.M, P2, 32, &r2);
+        assert_solved(&p, &r2, "from the matrix, new values");
+        p.A.val = old;
+        free(B.val);
+        kr_csr small;
+        ck_assert_int_eq(kr_generate(ctx, "poisson2d:5", &small), KR_OK);
+        kr_precond *bad = NULL;
+        ck_assert_int_eq(
+            kr_precond_create_matrix(ctx, p.M, &small, pcs[k], NULL, &bad),
+            KR_ERR_ARG);
+        kr_csr_free(&small);
+        kr_precond_destroy(P1);
+        kr_precond_destroy(P2);
+        problem_free(&p);
+    }
+    kr_ctx_destroy(ctx);
+}
+END_TEST
+
 /* ------------------------------------------------- older option structs */
 
 /* A struct whose size ends before `interrupt` (the first sized layout):
@@ -542,6 +603,7 @@ int main(void)
     tcase_add_test(tc, user_operator_error_passes_on);
     tcase_add_loop_test(tc, monitor_and_flag_stop, 0, 2);
     tcase_add_loop_test(tc, update_values_then_solve, 0, 2);
+    tcase_add_loop_test(tc, precond_from_matrix, 0, 2);
     tcase_add_test(tc, old_size_options);
     suite_add_tcase(s, tc);
     return kt_run(s);
