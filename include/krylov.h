@@ -449,7 +449,8 @@ kr_status kr_ksp_set_precond(kr_ksp *ksp, kr_precond *P);
  * interrupt flag are set through kr_ksp_set_options. */
 kr_status kr_ksp_set_options(kr_ksp *ksp, const kr_solve_options *opt);
 kr_status kr_ksp_set_option(kr_ksp *ksp, const char *key, const char *value);
-/* The options in force (opt->size is set to this header's size). */
+/* The options in force, into *opt, whose size field says how much to
+ * write: call kr_solve_options_default(opt) first. */
 kr_status kr_ksp_get_options(const kr_ksp *ksp, kr_solve_options *opt);
 /* Allocates the work of the method for the operator (and checks that the
  * operator and preconditioner fit together). Called by kr_ksp_solve when
