@@ -180,6 +180,7 @@ kr_status kr_precond_update_values(kr_precond *P, const kr_csr *A)
                        "kr_precond_update_values: the preconditioner is for "
                        "n = %d, the matrix is %d x %d",
                        P->n, A->nrows, A->ncols);
+    if (P->ops->update_values) return P->ops->update_values(P->ctx, P->impl, A);
     kr_precond_options o = P->opt;
     int32_t *sizes;
     KR_TRY(current_blocks(P, &o, &sizes));

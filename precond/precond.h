@@ -29,6 +29,9 @@ typedef struct kr_precond_ops {
     kr_status (*build_view)(kr_ctx *ctx, const kr_csr *A,
                             const kr_csr_view *dev, const kr_precond_options *o,
                             void **impl);
+    /* Optional: new values of A on the pattern impl was built for, in
+     * place (no backend allocation); else update_values builds anew. */
+    kr_status (*update_values)(kr_ctx *ctx, void *impl, const kr_csr *A);
     int32_t (*singular_blocks)(const void *impl);
     int32_t (*block_count)(const void *impl);
     void (*block_sizes)(const void *impl, int32_t *sizes);

@@ -428,7 +428,8 @@ static void rescale(const kr_csr *A, kr_csr *B, int round)
 /* A sequence of matrices on one pattern: after kr_matrix_update_values
  * and kr_precond_update_values the solve is right for the new values
  * (host residual) and takes the iterations of a fresh build from them;
- * bjacobi keeps its blocks; another pattern is refused. */
+ * bjacobi keeps its blocks; csr and jacobi update without allocating;
+ * another pattern is refused. */
 START_TEST(update_values_then_solve)
 {
     kr_ctx *ctx = context(_i, "update_values_then_solve (gpu)");
@@ -448,6 +449,8 @@ START_TEST(update_values_then_solve)
         ck_assert_int_eq(kr_precond_create_opts(ctx, &p.A, "bjacobi", &po, &P),
                          KR_OK);
         int32_t nb = kr_precond_block_count(P);
+        kr_precond *J;
+        ck_assert_int_eq(kr_precond_create(ctx, &p.A, "jacobi", &J), KR_OK);
         kr_ksp *ksp;
         ck_assert_int_eq(kr_ksp_create(ctx, "bicgstab", &ksp), KR_OK);
         ck_assert_int_eq(kr_ksp_set_operator(ksp, p.M), KR_OK);
@@ -456,7 +459,12 @@ START_TEST(update_values_then_solve)
         for (int round = 1; round <= 3; round++) {
             kr_csr B;
             rescale(&A0, &B, round);
+            size_t allocs = kr_ctx_alloc_count(ctx, NULL);
             ck_assert_int_eq(kr_matrix_update_values(p.M, &B), KR_OK);
+            ck_assert_int_eq(kr_precond_update_values(J, &B), KR_OK);
+            /* csr and jacobi take new values in place */
+            if (!strcmp(kr_matrix_format(p.M), "csr"))
+                ck_assert_uint_eq(kr_ctx_alloc_count(ctx, NULL), allocs);
             ck_assert_int_eq(kr_precond_update_values(P, &B), KR_OK);
             ck_assert_int_eq(kr_precond_block_count(P), nb);
             p.A.val = B.val; /* the host residual against the new values */
@@ -484,6 +492,7 @@ START_TEST(update_values_then_solve)
         kr_csr_free(&other);
         kr_ksp_destroy(ksp);
         kr_precond_destroy(P);
+        kr_precond_destroy(J);
         problem_free(&p);
     }
     kr_ctx_destroy(ctx);
