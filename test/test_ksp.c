@@ -134,6 +134,77 @@ START_TEST(many_solves_no_allocation)
 }
 END_TEST
 
+/* A problem on ctx from the host CSR A (copied) */
+static void problem_from(kr_ctx *ctx, const kr_csr *A, problem *p)
+{
+    memset(p, 0, sizeof *p);
+    p->ctx = ctx;
+    int32_t n = A->nrows;
+    ck_assert_int_eq(kr_csr_alloc(ctx, n, n, A->nnz, &p->A), KR_OK);
+    memcpy(p->A.rowptr, A->rowptr, ((size_t)n + 1) * sizeof *A->rowptr);
+    memcpy(p->A.colind, A->colind, (size_t)A->nnz * sizeof *A->colind);
+    memcpy(p->A.val, A->val, (size_t)A->nnz * sizeof *A->val);
+    ck_assert_int_eq(kr_matrix_create(ctx, &p->A, NULL, &p->M), KR_OK);
+    ck_assert_int_eq(kr_vec_create(ctx, n, &p->b), KR_OK);
+    ck_assert_int_eq(kr_vec_create(ctx, n, &p->x), KR_OK);
+    p->hb = malloc((size_t)n * sizeof *p->hb);
+    p->hx = malloc((size_t)n * sizeof *p->hx);
+    ck_assert(p->hb && p->hx);
+}
+
+/* Three solves on one object per method, on the GPU and on the CPU
+ * reference, on a fresh random diagonally dominant matrix (nonsymmetric;
+ * CG takes poisson2d:40) and random right-hand sides (the seed is
+ * printed): iterations agree within test_gpu's tolerance, both answers
+ * meet the tolerance on the host, and the GPU solves allocate nothing. */
+START_TEST(gpu_ksp_matches_cpu)
+{
+    kr_ctx *gpu = kt_gpu_or_skip("gpu_ksp_matches_cpu");
+    if (!gpu) return;
+    kr_ctx *cpu = kt_cpu();
+    uint64_t seed = (uint64_t)kr_wtime();
+    printf("gpu_ksp_matches_cpu: seed %llu\n", (unsigned long long)seed);
+    kr_csr A, spd;
+    kt_random_csr(cpu, 3000, 3000, 9, 1, seed, &A);
+    ck_assert_int_eq(kr_generate(cpu, "poisson2d:40", &spd), KR_OK);
+    for (int m = 0; m < NMETHODS; m++) {
+        problem pc, pg;
+        problem_from(cpu, m ? &A : &spd, &pc);
+        problem_from(gpu, m ? &A : &spd, &pg);
+        kr_ksp *kc, *kg;
+        ck_assert_int_eq(kr_ksp_create(cpu, methods[m], &kc), KR_OK);
+        ck_assert_int_eq(kr_ksp_create(gpu, methods[m], &kg), KR_OK);
+        ck_assert_int_eq(kr_ksp_set_operator(kc, pc.M), KR_OK);
+        ck_assert_int_eq(kr_ksp_set_operator(kg, pg.M), KR_OK);
+        ck_assert_int_eq(kr_ksp_setup(kg), KR_OK);
+        size_t allocs = kr_ctx_alloc_count(gpu, NULL);
+        for (int k = 0; k < 3; k++) {
+            kr_result rc, rg;
+            random_rhs(&pc, seed + 10 + (uint64_t)k);
+            random_rhs(&pg, seed + 10 + (uint64_t)k);
+            ck_assert_int_eq(kr_ksp_solve(kc, pc.b, pc.x, &rc), KR_OK);
+            ck_assert_int_eq(kr_ksp_solve(kg, pg.b, pg.x, &rg), KR_OK);
+            assert_solved(&pc, &rc, methods[m]);
+            assert_solved(&pg, &rg, methods[m]);
+            int tol = 3 + rc.iterations / (m == 0 ? 20 : 8);
+            ck_assert_msg(abs(rc.iterations - rg.iterations) <= tol,
+                          "%s: %d CPU vs %d GPU iterations (seed %llu)",
+                          methods[m], rc.iterations, rg.iterations,
+                          (unsigned long long)seed);
+        }
+        ck_assert_uint_eq(kr_ctx_alloc_count(gpu, NULL), allocs);
+        kr_ksp_destroy(kc);
+        kr_ksp_destroy(kg);
+        problem_free(&pc);
+        problem_free(&pg);
+    }
+    kr_csr_free(&A);
+    kr_csr_free(&spd);
+    kr_ctx_destroy(cpu);
+    kr_ctx_destroy(gpu);
+}
+END_TEST
+
 /* ------------------------------------------------------ options by name */
 
 static void assert_same_options(const kr_solve_options *a,
@@ -607,6 +678,7 @@ int main(void)
     TCase *tc = tcase_create("ksp");
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, many_solves_no_allocation, 0, 2);
+    tcase_add_test(tc, gpu_ksp_matches_cpu);
     tcase_add_test(tc, options_by_name_equal_struct);
     tcase_add_loop_test(tc, matrix_free_every_method, 0, 2);
     tcase_add_test(tc, user_operator_error_passes_on);
