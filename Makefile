@@ -82,8 +82,8 @@ $(BUILD)/libkrylov.a: $(LIB_OBJ)
 # local): a linker version script made from the header.
 $(BUILD)/exports.map: include/krylov.h
 	@mkdir -p $(dir $@)
-	{ echo '{ global:'; grep -oE '\bkr_[a-z0-9_]+ *\(' $< | \
-	    sed 's/ *($$/;/' | sort -u; echo 'local: *; };'; } >$@
+	{ echo '{ global:'; grep -oE '\bkr_[a-z0-9_]+ *\([^*]' $< | \
+	    sed 's/ *(.$$/;/' | sort -u; echo 'local: *; };'; } >$@
 
 $(BUILD)/libkrylov.so: $(LIB_OBJ) $(BUILD)/exports.map
 	$(CC) -shared -o $@ $(LIB_OBJ) \

@@ -66,12 +66,13 @@ static kr_status cpu_alloc(kr_ctx *ctx, void **p, size_t bytes)
     if (!*p)
         return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory (%zu bytes)",
                        bytes);
+    ctx->alloc_count++;
     return KR_OK;
 }
 
 static void cpu_release(kr_ctx *ctx, void *p)
 {
-    (void)ctx;
+    if (p) ctx->free_count++;
     free(p);
 }
 

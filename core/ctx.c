@@ -107,6 +107,12 @@ size_t kr_ctx_device_bytes(const kr_ctx *ctx, size_t *peak)
     return ctx ? ctx->device_bytes : 0;
 }
 
+size_t kr_ctx_alloc_count(const kr_ctx *ctx, size_t *frees)
+{
+    if (frees) *frees = ctx ? ctx->free_count : 0;
+    return ctx ? ctx->alloc_count : 0;
+}
+
 int kr_ctx_threads(const kr_ctx *ctx)
 {
     if (ctx && ctx->threads > 0) return ctx->threads;

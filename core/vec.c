@@ -95,3 +95,5 @@ kr_status kr_vec_fill(kr_vec *v, double value)
     if (!v) return KR_ERR_ARG;
     return v->ctx->ops->fill(v->ctx, v->n, value, v->data);
 }
+
+double *kr_vec_data(const kr_vec *v) { return v ? v->data : NULL; }

@@ -461,12 +461,13 @@ typedef struct monitor_state {
     int header_done;
 } monitor_state;
 
-static void monitor(int it, double rnorm, void *user)
+static int monitor(int it, double rnorm, void *user)
 {
     monitor_state *m = user;
     if (!m->header_done) fputs("  it    ||r||/||b||\n", m->f);
     m->header_done = 1;
     fprintf(m->f, "%4d    %.6e\n", it, m->bnorm > 0 ? rnorm / m->bnorm : rnorm);
+    return 0;
 }
 
 static double host_norm(const double *v, int32_t n)

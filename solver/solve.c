@@ -1,12 +1,16 @@
 /* kr_solve: checks the arguments, handles b = 0, runs the method chosen by
  * name, recomputes the true residual at the end and restarts the method
  * from x when that residual does not confirm its convergence or when the
- * method broke down. Also the stopping test every method shares. */
+ * method broke down. Also the stopping test every method shares. The run
+ * itself works in memory a solver object (solver/ksp.c) allocated; kr_solve
+ * makes one for the call. */
 #include "core/error.h"
+#include "solver/ksp.h"
 #include "solver/solver.h"
 
 #include <float.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,6 +42,7 @@ const char *const *kr_method_names(void)
 void kr_solve_options_default(kr_solve_options *opt)
 {
     memset(opt, 0, sizeof *opt);
+    opt->size = sizeof *opt;
     opt->method = "idr";
     opt->rtol = 1e-8;
     opt->atol = 0.0;
@@ -51,7 +56,27 @@ void kr_solve_options_default(kr_solve_options *opt)
     opt->breakdown_restarts = 3;
 }
 
-static kr_status check_options(kr_ctx *ctx, const kr_solve_options *o)
+/* The first layout with a size field ends before `interrupt`. */
+#define KR_SOLVE_OPTIONS_MIN_SIZE offsetof(kr_solve_options, interrupt)
+
+kr_status kr_solve_options_read(kr_ctx *ctx, const kr_solve_options *in,
+                                kr_solve_options *out)
+{
+    kr_solve_options_default(out);
+    if (!in) return KR_OK;
+    if (in->size < KR_SOLVE_OPTIONS_MIN_SIZE || in->size > sizeof *out)
+        return kr_fail(ctx, KR_ERR_ARG,
+                       "kr_solve_options.size is %zu, not %zu..%zu: set it "
+                       "with kr_solve_options_default (a program built "
+                       "against a newer krylov.h needs a newer library)",
+                       in->size, (size_t)KR_SOLVE_OPTIONS_MIN_SIZE,
+                       sizeof *out);
+    memcpy(out, in, in->size);
+    out->size = sizeof *out;
+    return KR_OK;
+}
+
+kr_status kr_solve_check_options(kr_ctx *ctx, const kr_solve_options *o)
 {
     if (!(o->rtol >= 0) || !(o->atol >= 0) || !(o->dtol >= 0))
         return kr_fail(ctx, KR_ERR_ARG,
@@ -80,8 +105,8 @@ static kr_status check_options(kr_ctx *ctx, const kr_solve_options *o)
     return KR_OK;
 }
 
-static kr_status check_args(kr_ctx *ctx, kr_matrix *A, kr_precond *P,
-                            const kr_vec *b, kr_vec *x)
+kr_status kr_solve_check_args(kr_ctx *ctx, kr_matrix *A, kr_precond *P,
+                              const kr_vec *b, const kr_vec *x)
 {
     if (!A) return kr_null_arg(ctx, "kr_solve", "the matrix A");
     if (!P) return kr_null_arg(ctx, "kr_solve", "the preconditioner P");
@@ -156,16 +181,13 @@ kr_status kr_norm2(kr_ctx *ctx, int32_t n, const double *x, double *nrm)
     return KR_OK;
 }
 
-/* ||b - A x||, in a temporary vector allocated outside the iteration. */
+/* ||b - A x||, in the vector set aside for it at setup. */
 static kr_status true_residual(kr_solve_args *a, double *out)
 {
-    double *r;
-    KR_TRY(kr_dev_zeros(a->ctx, (size_t)a->n, &r));
-    kr_status st = a->ctx->ops->copy(a->ctx, r, a->b, (size_t)a->n * 8);
-    if (st == KR_OK) st = kr_spmv(a, -1.0, a->x, 1.0, r);
-    if (st == KR_OK) st = kr_norm2(a->ctx, a->n, r, out);
-    kr_dev_free(a->ctx, r);
-    return st;
+    double *r = a->check;
+    KR_TRY(a->ctx->ops->copy(a->ctx, r, a->b, (size_t)a->n * 8));
+    KR_TRY(kr_spmv(a, -1.0, a->x, 1.0, r));
+    return kr_norm2(a->ctx, a->n, r, out);
 }
 
 /* 1 when the reason claims a convergence the true residual must confirm
@@ -264,8 +286,8 @@ static kr_status run_scaled(kr_solve_args *a, const kr_solver_ops *method,
     return st;
 }
 
-static kr_status run(kr_solve_args *a, const kr_solver_ops *method,
-                     kr_result *res)
+kr_status kr_solver_run(kr_solve_args *a, const kr_solver_ops *method,
+                        kr_result *res)
 {
     int e;
     KR_TRY(kr_norm2_exp(a->ctx, a->n, a->b, &a->bnorm_m, &e));
@@ -288,44 +310,34 @@ static kr_status run(kr_solve_args *a, const kr_solver_ops *method,
     return run_checked(a, method, res);
 }
 
+kr_status kr_solve_find_method(kr_ctx *ctx, const char *name,
+                               const kr_solver_ops **method)
+{
+    *method = kr_solver_find(name);
+    if (*method) return KR_OK;
+    char list[128];
+    kr_join_names(kr_method_names(), list, sizeof list);
+    return kr_fail(ctx, KR_ERR_ARG, "unknown method '%s' (valid: %s)",
+                   name ? name : "(null)", list);
+}
+
 kr_status kr_solve(kr_ctx *ctx, kr_matrix *A, kr_precond *P, const kr_vec *b,
                    kr_vec *x, const kr_solve_options *opt, kr_result *res)
 {
     if (!ctx) return KR_ERR_ARG;
     if (!res) return kr_null_arg(ctx, "kr_solve", "the result res");
     memset(res, 0, sizeof *res);
-    kr_solve_options defaults;
-    if (!opt) {
-        kr_solve_options_default(&defaults);
-        opt = &defaults;
-    }
-    KR_TRY(check_args(ctx, A, P, b, x));
-    KR_TRY(check_options(ctx, opt));
-    const kr_solver_ops *method = kr_solver_find(opt->method);
-    if (!method) {
-        char list[128];
-        kr_join_names(kr_method_names(), list, sizeof list);
-        return kr_fail(ctx, KR_ERR_ARG, "unknown method '%s' (valid: %s)",
-                       opt->method ? opt->method : "(null)", list);
-    }
-    if (opt->keep_history) {
-        res->history = malloc(((size_t)opt->maxit + 2) * sizeof(double));
-        if (!res->history)
-            return kr_fail(ctx, KR_ERR_NOMEM,
-                           "out of memory "
-                           "for the history");
-    }
-    kr_solve_args a = {.ctx = ctx,
-                       .A = A,
-                       .P = P,
-                       .b = b->data,
-                       .x = x->data,
-                       .n = A->nrows,
-                       .opt = opt,
-                       .scale = 1.0};
-    double t0 = kr_wtime();
-    kr_status st = run(&a, method, res);
-    res->solve_seconds = kr_wtime() - t0;
+    kr_ksp k;
+    kr_ksp_init(&k, ctx);
+    KR_TRY(kr_solve_options_read(ctx, opt, &k.opt));
+    KR_TRY(kr_solve_check_args(ctx, A, P, b, x));
+    KR_TRY(kr_solve_check_options(ctx, &k.opt));
+    KR_TRY(kr_solve_find_method(ctx, k.opt.method, &k.method));
+    k.A = A;
+    k.P = P;
+    kr_status st = kr_ksp_setup(&k);
+    if (st == KR_OK) st = kr_ksp_run(&k, b, x, res);
+    kr_ksp_release(&k);
     return st;
 }
 
@@ -353,10 +365,11 @@ kr_reason kr_solver_check(kr_solve_args *a, kr_result *res, int it,
         res->history[k] = shown;
         res->history_len = k + 1;
     }
-    if (o->monitor) o->monitor(k, shown, o->monitor_user);
+    int stop = o->monitor ? o->monitor(k, shown, o->monitor_user) : 0;
     if (!isfinite(rnorm)) return KR_DIVERGED_NANORINF;
     if (kr_solver_converged(a, rnorm))
         return rnorm <= o->atol ? KR_CONVERGED_ATOL : KR_CONVERGED_RTOL;
+    if (stop || (o->interrupt && *o->interrupt)) return KR_INTERRUPTED;
     double ref = a->bnorm > a->r0norm ? a->bnorm : a->r0norm;
     if (o->dtol > 0 && rnorm > o->dtol * ref) return KR_DIVERGED_DTOL;
     if (k >= o->maxit) return KR_DIVERGED_ITS;
@@ -372,11 +385,6 @@ kr_status kr_spmv(const kr_solve_args *a, double alpha, const double *x,
 kr_status kr_pc(const kr_solve_args *a, const double *r, double *z)
 {
     return a->P->ops->apply(a->ctx, a->P->impl, a->n, r, z);
-}
-
-kr_status kr_work_alloc(const kr_solve_args *a, int count, double **block)
-{
-    return kr_dev_zeros(a->ctx, (size_t)count * (size_t)a->n, block);
 }
 
 int kr_solver_converged(const kr_solve_args *a, double rnorm)

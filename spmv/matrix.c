@@ -58,7 +58,67 @@ kr_status kr_matrix_create(kr_ctx *ctx, const kr_csr *A, const char *format,
     M->nrows = A->nrows;
     M->ncols = A->ncols;
     M->nnz = A->nnz;
+    M->pattern = kr_csr_pattern_hash(A);
     *out = M;
+    return KR_OK;
+}
+
+uint64_t kr_csr_pattern_hash(const kr_csr *A)
+{
+    /* FNV-1a over the sizes and the index arrays, 32-bit words */
+    uint64_t h = 0xcbf29ce484222325ull;
+    uint32_t head[3] = {(uint32_t)A->nrows, (uint32_t)A->ncols,
+                        (uint32_t)A->nnz};
+    for (int i = 0; i < 3; i++)
+        h = (h ^ head[i]) * 0x100000001b3ull;
+    for (int32_t i = 0; i <= A->nrows; i++)
+        h = (h ^ (uint32_t)A->rowptr[i]) * 0x100000001b3ull;
+    for (int32_t k = 0; k < A->nnz; k++)
+        h = (h ^ (uint32_t)A->colind[k]) * 0x100000001b3ull;
+    return h;
+}
+
+kr_status kr_format_update_values(kr_ctx *ctx, const kr_format_ops *ops,
+                                  void **impl, const kr_csr *A)
+{
+    if (ops->update_values) return ops->update_values(ctx, *impl, A);
+    void *fresh;
+    KR_TRY(ops->build(ctx, A, &fresh));
+    ops->destroy(ctx, *impl);
+    *impl = fresh;
+    return KR_OK;
+}
+
+kr_status kr_matrix_csr_view(const kr_matrix *M, kr_csr_view *v)
+{
+    if (!M || !v) return KR_ERR_ARG;
+    if (M->ops->csr_view && M->ops->csr_view(M->impl, v)) return KR_OK;
+    return kr_fail(M->ctx, KR_ERR_UNSUPPORTED,
+                   "format '%s' on %s holds no plain CSR arrays",
+                   kr_matrix_format(M), M->ctx->device_name);
+}
+
+kr_status kr_matrix_update_values(kr_matrix *M, const kr_csr *A)
+{
+    if (!M || !A)
+        return kr_fail(M ? M->ctx : NULL, KR_ERR_ARG,
+                       "kr_matrix_update_values: NULL argument");
+    kr_ctx *ctx = M->ctx;
+    if (kr_matrix_is_user(M))
+        return kr_fail(ctx, KR_ERR_UNSUPPORTED,
+                       "kr_matrix_update_values: a user operator has no "
+                       "values to update");
+    KR_TRY(kr_csr_check(ctx, A));
+    if (A->nrows != M->nrows || A->ncols != M->ncols || A->nnz != M->nnz ||
+        kr_csr_pattern_hash(A) != M->pattern)
+        return kr_fail(ctx, KR_ERR_ARG,
+                       "kr_matrix_update_values: the pattern (%d x %d, %d "
+                       "nonzeros) differs from the matrix's (%d x %d, %d "
+                       "nonzeros, or other positions)",
+                       A->nrows, A->ncols, A->nnz, M->nrows, M->ncols, M->nnz);
+    double t0 = kr_wtime();
+    KR_TRY(kr_format_update_values(ctx, M->ops, &M->impl, A));
+    M->build_seconds = kr_wtime() - t0;
     return KR_OK;
 }
 

@@ -32,7 +32,8 @@ static void add(names *s, const char *name, size_t len)
     s->v[s->n++] = strdup(buf);
 }
 
-/* Every "kr_name(" in the header: the functions it declares. */
+/* Every "kr_name(" in the header: the functions it declares (not "kr_status
+ * (*fn)(...)", a pointer type). */
 static void header_names(const char *text, names *s)
 {
     for (const char *p = strstr(text, "kr_"); p; p = strstr(p + 1, "kr_")) {
@@ -44,7 +45,7 @@ static void header_names(const char *text, names *s)
         const char *q = p + len;
         while (*q == ' ')
             q++;
-        if (*q == '(') add(s, p, len);
+        if (*q == '(' && q[1] != '*') add(s, p, len);
     }
 }
 

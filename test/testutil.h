@@ -88,7 +88,7 @@ typedef struct kt_monitor_log {
     int it[KT_MONLOG];
     double rnorm[KT_MONLOG];
 } kt_monitor_log;
-void kt_monitor_record(int it, double rnorm, void *user);
+int kt_monitor_record(int it, double rnorm, void *user);
 
 /* A as CSR from the dense row-major n x n array a, zeros dropped. */
 void kt_dense_csr(kr_ctx *ctx, int32_t n, const double *a, kr_csr *A);
