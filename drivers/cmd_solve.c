@@ -7,6 +7,7 @@
 #include "drivers/commands.h"
 #include "drivers/history.h"
 #include "drivers/options.h"
+#include "drivers/output.h"
 #include "drivers/petsc_style.h"
 #include "drivers/report.h"
 #include "drivers/solve.h"
@@ -43,8 +44,9 @@ static const cli_opt solve_table[] = {
      "initial guess, n x 1 (default: 0)"},
     {"-o", "--output", CLI_STR, OFF(out), 0, 0, NULL, "FILE",
      "write the solution x (PETSc binary when FILE ends in .bin, else Matrix "
-     "Market); also when not converged (the last iterate, exit 1), never "
-     "after an error"},
+     "Market, gzip-compressed when it ends in .gz); also when not converged "
+     "(the last iterate, exit 1), never after an error; checked before "
+     "the work"},
     {"--gen", NULL, CLI_STR, OFF(gen), 0, 0, NULL, "SPEC",
      "generate A (see below) instead of reading A.mtx"},
     {"--method", NULL, CLI_CHOICE, OFF(method), 0, 0, kr_method_names, "M",
@@ -93,7 +95,7 @@ static const cli_opt solve_table[] = {
      "print ||r||/||b|| at every iteration (to stderr with --json)"},
     {"--history", NULL, CLI_STR, OFF(history), 0, 0, NULL, "FILE",
      "write the residual history as CSV (columns iteration, "
-     "residual_norm, relative_residual)"},
+     "residual_norm, relative_residual); checked before the work"},
     {"--device", NULL, CLI_CHOICE, OFF(device), 0, 0, device_names, "D",
      "auto = the GPU when usable, else the CPU (with a note)"},
     {"--json", NULL, CLI_FLAG, OFF(json), 0, 0, NULL, NULL,
@@ -242,12 +244,6 @@ static int is_petsc(const char *path)
     uint32_t id = (uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 |
                   (uint32_t)h[2] << 8 | h[3];
     return got == 4 && (id == PETSC_MAT_ID || id == PETSC_VEC_ID);
-}
-
-static int ends_with(const char *s, const char *tail)
-{
-    size_t n = strlen(s), t = strlen(tail);
-    return n >= t && !strcmp(s + n - t, tail);
 }
 
 static int load_matrix(solve_run *r)
@@ -509,13 +505,19 @@ static void report(const solve_run *r)
     fflush(stdout);
 }
 
+/* -o and --history, checked before the work so that a bad path costs
+ * no solve. */
+static int check_outputs(const solve_opts *o)
+{
+    int rc = o->out ? cli_check_output("-o", o->out) : 0;
+    if (!rc && o->history) rc = cli_check_output("--history", o->history);
+    return rc;
+}
+
 static int write_outputs(solve_run *r)
 {
     if (r->o->out) {
-        kr_status st =
-            ends_with(r->o->out, ".bin")
-                ? kr_write_petsc_vec(r->ctx, r->o->out, r->A.nrows, r->x)
-                : kr_write_dense_mtx(r->ctx, r->o->out, r->A.nrows, 1, r->x);
+        kr_status st = cli_write_vector(r->ctx, r->o->out, r->A.nrows, r->x);
         if (st != KR_OK) return lib_error(r->ctx, st, r->o->out);
     }
     if (r->o->history) return cli_write_history(r->o->history, &r->res);
@@ -550,7 +552,8 @@ int cli_cmd_solve(int argc, char **argv)
     if (rc == CLI_EXIT_HELP) print_help();
     if (rc) return rc == CLI_EXIT_HELP ? CLI_EXIT_OK : rc;
     solve_run r = {.o = &o, .name = matrix ? matrix : o.gen};
-    rc = open_context(&r);
+    rc = check_outputs(&o);
+    if (!rc) rc = open_context(&r);
     if (!rc) rc = load_matrix(&r);
     if (!rc) rc = load_vectors(&r);
     if (!rc) rc = setup(&r);
@@ -566,7 +569,8 @@ int cli_cmd_solve(int argc, char **argv)
 /* The steps above, for krylov-petsc (drivers/solve.h). */
 int cli_solve_load(solve_run *r)
 {
-    int rc = open_context(r);
+    int rc = check_outputs(r->o);
+    if (!rc) rc = open_context(r);
     if (!rc) rc = load_matrix(r);
     if (!rc) rc = load_vectors(r);
     return rc;

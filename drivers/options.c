@@ -293,6 +293,10 @@ static int takes_value(const cli_spec *spec, const cli_opt *o)
     return o && o->kind != CLI_FLAG && o->kind != CLI_PETSC;
 }
 
+/* "-x" or "--x": taken as a forgotten value ("-o --json"), not as a
+ * file name; "-" alone (standard input or output) is a value. */
+static int looks_like_option(const char *v) { return v[0] == '-' && v[1]; }
+
 /* One option at argv[*i]; advances *i past its value. */
 static int parse_option(const cli_spec *spec, int argc, char **argv, int *i,
                         void *out)
@@ -324,6 +328,12 @@ static int parse_option(const cli_spec *spec, int argc, char **argv, int *i,
         return cli_usage_error(spec->command, "%s needs a value (%s)", o->name,
                                o->arg);
     *i += 1;
+    if (o->kind == CLI_STR && looks_like_option(argv[*i]))
+        return cli_usage_error(spec->command,
+                               "%s needs a value (%s), but '%s' looks like an "
+                               "option (for a file of that name write "
+                               "./%s)",
+                               o->name, o->arg, argv[*i], argv[*i]);
     return set_value(spec, o, argv[*i], out);
 }
 
