@@ -1,8 +1,9 @@
 /* krylov gen SPEC -o A.mtx: builds a test matrix with kr_generate and
  * writes it in the format its name asks for (drivers/output.h), through a
- * temporary file, so a failure leaves no partial output.
+ * temporary file, so a failure or an interrupt leaves no partial output.
  * The output is checked before the matrix is built. */
 #include "drivers/commands.h"
+#include "drivers/interrupt.h"
 #include "drivers/options.h"
 #include "drivers/output.h"
 #include "krylov.h"
@@ -35,7 +36,8 @@ static void print_help(void)
     gen_opts defaults = {0};
     printf("usage: krylov gen SPEC -o A.mtx\n\n"
            "Writes the test matrix SPEC as a Matrix Market file (coordinate "
-           "real general),\nor as PETSc binary (-o A.bin).\n\n"
+           "real general),\nor as PETSc binary (-o A.bin). An interrupt "
+           "(SIGINT, SIGTERM) leaves no file\nand exits 130.\n\n"
            "options:\n");
     cli_print_options(stdout, gen_table, &defaults);
     printf("\ngenerators (SPEC):\n%s\n", kr_generator_help());
@@ -78,6 +80,7 @@ int cli_cmd_gen(int argc, char **argv)
     if (npos != 1)
         return cli_usage_error("gen", "the generator SPEC is missing");
     if (!o.out) return cli_usage_error("gen", "-o FILE is required");
+    cli_interrupt_install();
     rc = cli_check_output("-o", o.out);
     if (rc) return rc;
     kr_ctx *ctx = NULL;

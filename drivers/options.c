@@ -63,7 +63,9 @@ void cli_print_exit_codes(FILE *f)
           "  3  input error: unreadable or malformed file, wrong sizes, "
           "non-square\n"
           "     matrix, zero diagonal for jacobi, unwritable output\n"
-          "  4  device or memory error, or CUDA asked for but not built in\n",
+          "  4  device or memory error, or CUDA asked for but not built in\n"
+          "  130  interrupted (SIGINT or SIGTERM); no partial output file is "
+          "left\n",
           f);
 }
 

@@ -263,7 +263,10 @@ typedef enum kr_reason {
     /* The recursive residual met the tolerance but ||b - A x|| did not,
      * also after the allowed restarts (no PETSc counterpart, so a value
      * clear of PETSc's range) */
-    KR_DIVERGED_RESIDUAL_GAP = -20
+    KR_DIVERGED_RESIDUAL_GAP = -20,
+    /* *kr_solve_options.interrupt became nonzero: stopped on request, x
+     * is the current iterate (krylov's own reason) */
+    KR_INTERRUPTED = -30
 } kr_reason;
 
 /* "CONVERGED_RTOL" etc. */
@@ -304,6 +307,12 @@ typedef struct kr_solve_options {
      * run stops for any reason a solve does (dtol still compares with
      * the solve's ||r_0||), and x is then its last iterate. */
     int breakdown_restarts;
+    /* When not NULL, read once per iteration on the host by every method
+     * (and before a restart): nonzero stops the solve with KR_INTERRUPTED,
+     * x the current iterate and the true residual computed as for any
+     * stop. For a signal handler's volatile sig_atomic_t flag; default
+     * NULL. */
+    const volatile int *interrupt;
 } kr_solve_options;
 
 void kr_solve_options_default(kr_solve_options *opt);

@@ -49,6 +49,10 @@ extern const kr_solver_ops kr_bicgstab_ops;
 kr_reason kr_solver_check(kr_solve_args *a, kr_result *res, int it,
                           double rnorm);
 
+/* 1 when the caller asked the solve to stop (kr_solve_options.interrupt);
+ * kr_solver_check tests it at every iteration. */
+int kr_solver_interrupted(const kr_solve_args *a);
+
 /* 1 when rnorm meets the tolerance, max(rtol*||b||, atol). */
 int kr_solver_converged(const kr_solve_args *a, double rnorm);
 
