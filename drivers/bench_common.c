@@ -271,6 +271,12 @@ void bench_md_num(FILE *f, const char *fmt, double v)
         fputs("-", f);
 }
 
+int bench_check_outputs(const char *markdown, const char *json)
+{
+    int rc = markdown ? cli_check_output("--markdown", markdown) : 0;
+    return !rc && json ? cli_check_output("--json", json) : rc;
+}
+
 int bench_outputs(const char *markdown, const char *json,
                   void (*emit_markdown)(FILE *, const void *),
                   void (*emit_json)(FILE *, const void *), const void *arg)

@@ -151,6 +151,10 @@ int bench_fatal(kr_status st);
 int bench_write_file(const char *path, void (*emit)(FILE *, const void *),
                      const void *arg);
 
+/* 0, or the exit code after the error when the --markdown or --json file
+ * (either may be NULL) cannot be created: checked before the runs. */
+int bench_check_outputs(const char *markdown, const char *json);
+
 /* The report to stdout, then to the --markdown and --json files if asked
  * for; returns an exit code. */
 int bench_outputs(const char *markdown, const char *json,

@@ -262,6 +262,24 @@ START_TEST(bad_output_refused_before_the_solve)
 }
 END_TEST
 
+/* bench's --json and --markdown files too: no run before the refusal */
+START_TEST(bench_bad_output_refused_before_the_runs)
+{
+    const char *dir = kt_scratch_dir(), *io = kt_scratch_dir();
+    kt_child c;
+    const char *const args[] = {
+        "bench",    "solve", "--gen",  "poisson2d:10",
+        "--device", "cpu",   "--json", "/nonexistent-krylov/b.json",
+        NULL};
+    ck_assert_int_eq(kt_run_krylov(dir, io, args, &c), 3);
+    char *out = kt_slurp(c.out), *err = kt_slurp(c.err);
+    ck_assert_msg(strstr(err, "/nonexistent-krylov/b.json"), "%s", err);
+    ck_assert_msg(!out || !*out, "it ran first:\n%s", out);
+    free(out);
+    free(err);
+}
+END_TEST
+
 /* --------------------------- item 13: option words, format by the name */
 
 START_TEST(option_word_is_not_a_file_name)
@@ -354,6 +372,7 @@ static Suite *suite(void)
     TCase *cli = tcase_create("cli");
     tcase_set_timeout(cli, 300); /* a hang guard, far above the run time */
     tcase_add_test(cli, bad_output_refused_before_the_solve);
+    tcase_add_test(cli, bench_bad_output_refused_before_the_runs);
     tcase_add_test(cli, option_word_is_not_a_file_name);
     tcase_add_test(cli, gen_and_solve_pick_the_format_by_name);
     tcase_add_test(cli, cli_history_honours_umask_and_links);
