@@ -154,6 +154,7 @@ static int parse(solve_run *r, solve_opts *o, int argc, char **argv)
                               &ngens, rest, &nrest);
     if (!rc) rc = cli_parse(&solve_spec, nrest, rest, o, files, &nfiles);
     if (rc == CLI_EXIT_HELP) print_help();
+    if (!rc) rc = bench_check_outputs(o->markdown, o->json);
     if (!rc) rc = bench_list_make(&r->list, files, nfiles, gens, ngens);
     return rc;
 }

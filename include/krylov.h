@@ -119,14 +119,20 @@ void kr_csr_row_stats(const kr_csr *A, kr_row_stats *st);
  * array; real, integer or pattern; general, symmetric or skew-symmetric
  * (expanded to full storage). Duplicate entries are summed. */
 kr_status kr_read_mtx(kr_ctx *ctx, const char *path, kr_csr *A);
-/* Writes coordinate real general, through a temporary file renamed at the
- * end so a failure leaves no partial file. */
+/* Writes coordinate real general, gzip-compressed when path ends in ".gz".
+ * How every writer below writes path: a new file or an existing regular
+ * one through a temporary in its folder renamed over it at the end (a
+ * failure leaves no partial file; a new file gets 0666 less the umask, an
+ * existing one keeps its mode); symbolic links followed (the link stays,
+ * its target is replaced); a FIFO or device, and "-", /dev/stdout,
+ * /dev/stderr, /dev/fd/N (the process's descriptor), written directly. */
 kr_status kr_write_mtx(kr_ctx *ctx, const char *path, const kr_csr *A);
 
 /* Reads a dense matrix (n x k, column-major into a new array *data freed with
  * free()) from a Matrix Market array file or a coordinate file. */
 kr_status kr_read_dense_mtx(kr_ctx *ctx, const char *path, int32_t *nrows,
                             int32_t *ncols, double **data);
+/* Writes "array real general" (gzip-compressed when path ends in ".gz"). */
 kr_status kr_write_dense_mtx(kr_ctx *ctx, const char *path, int32_t nrows,
                              int32_t ncols, const double *data);
 
@@ -134,14 +140,14 @@ kr_status kr_write_dense_mtx(kr_ctx *ctx, const char *path, int32_t nrows,
  * big-endian); class id, sizes and file length are checked before
  * allocating. Rows come out sorted, duplicates summed. */
 kr_status kr_read_petsc_mat(kr_ctx *ctx, const char *path, kr_csr *A);
-/* Writes A as a PETSc binary matrix that MatLoad reads, through a
- * temporary file renamed at the end. */
+/* Writes A as a PETSc binary matrix that MatLoad reads (as kr_write_mtx
+ * writes a path, never compressed). */
 kr_status kr_write_petsc_mat(kr_ctx *ctx, const char *path, const kr_csr *A);
 /* Reads a PETSc binary vector (VecView) into a new array *data of *n
  * doubles, freed with free(). */
 kr_status kr_read_petsc_vec(kr_ctx *ctx, const char *path, int32_t *n,
                             double **data);
-/* Writes n doubles as a PETSc binary vector, through a temporary file. */
+/* Writes n doubles as a PETSc binary vector (as kr_write_petsc_mat). */
 kr_status kr_write_petsc_vec(kr_ctx *ctx, const char *path, int32_t n,
                              const double *data);
 
@@ -338,7 +344,7 @@ typedef enum kr_reason {
     KR_DIVERGED_RESIDUAL_GAP = -20,
     /* Stopped on request: the monitor returned nonzero, or
      * kr_solve_options.interrupt pointed at a nonzero value; x is the
-     * current iterate (no PETSc counterpart) */
+     * current iterate (krylov's own reason) */
     KR_INTERRUPTED = -30
 } kr_reason;
 

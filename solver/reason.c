@@ -44,7 +44,8 @@ const char *kr_reason_text(kr_reason r)
         return "the true residual ||b - A x|| missed the tolerance the "
                "recursive residual met (a residual gap)";
     case KR_INTERRUPTED:
-        return "stopped on request (the monitor or the interrupt flag)";
+        return "stopped on request (interrupt or monitor); x is the "
+               "current iterate";
     }
     return "unknown reason";
 }

@@ -219,21 +219,26 @@ static int breakdown_restart(const kr_solve_args *a, const kr_result *res)
  * method, whose start-up recomputes r = b - A x (a residual replacement,
  * after van der Vorst & Ye), up to gap_restarts times; then the reason is
  * KR_DIVERGED_RESIDUAL_GAP. A breakdown restarts up to breakdown_restarts
- * times, when breakdown_restart says it can help. */
+ * times, when breakdown_restart says it can help. After a stop request
+ * (kr_solve_options.interrupt) no restart begins: KR_INTERRUPTED. */
 static int restart_due(const kr_solve_args *a, kr_result *res)
 {
-    if (breakdown_restart(a, res)) {
-        res->breakdown_restarts++;
-        return 1;
-    }
-    if (!claims_convergence(res->reason) ||
-        kr_solver_converged(a, res->true_rnorm))
-        return 0;
-    if (res->true_residual_restarts >= a->opt->gap_restarts) {
+    int breakdown = breakdown_restart(a, res);
+    int gap = !breakdown && claims_convergence(res->reason) &&
+              !kr_solver_converged(a, res->true_rnorm);
+    if (gap && res->true_residual_restarts >= a->opt->gap_restarts) {
         res->reason = KR_DIVERGED_RESIDUAL_GAP;
         return 0;
     }
-    res->true_residual_restarts++;
+    if (!breakdown && !gap) return 0;
+    if (kr_solver_interrupted(a)) { /* no new run after a stop request */
+        res->reason = KR_INTERRUPTED;
+        return 0;
+    }
+    if (breakdown)
+        res->breakdown_restarts++;
+    else
+        res->true_residual_restarts++;
     return 1;
 }
 
@@ -369,9 +374,9 @@ kr_reason kr_solver_check(kr_solve_args *a, kr_result *res, int it,
     if (!isfinite(rnorm)) return KR_DIVERGED_NANORINF;
     if (kr_solver_converged(a, rnorm))
         return rnorm <= o->atol ? KR_CONVERGED_ATOL : KR_CONVERGED_RTOL;
-    if (stop || (o->interrupt && *o->interrupt)) return KR_INTERRUPTED;
     double ref = a->bnorm > a->r0norm ? a->bnorm : a->r0norm;
     if (o->dtol > 0 && rnorm > o->dtol * ref) return KR_DIVERGED_DTOL;
+    if (stop || kr_solver_interrupted(a)) return KR_INTERRUPTED;
     if (k >= o->maxit) return KR_DIVERGED_ITS;
     return KR_ITERATING;
 }
@@ -385,6 +390,11 @@ kr_status kr_spmv(const kr_solve_args *a, double alpha, const double *x,
 kr_status kr_pc(const kr_solve_args *a, const double *r, double *z)
 {
     return a->P->ops->apply(a->ctx, a->P->impl, a->n, r, z);
+}
+
+int kr_solver_interrupted(const kr_solve_args *a)
+{
+    return a->opt->interrupt && *a->opt->interrupt != 0;
 }
 
 int kr_solver_converged(const kr_solve_args *a, double rnorm)

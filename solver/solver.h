@@ -67,6 +67,9 @@ kr_reason kr_solver_check(kr_solve_args *a, kr_result *res, int it,
  * residual after each run, the restarts (solver/solve.c). */
 kr_status kr_solver_run(kr_solve_args *a, const kr_solver_ops *method,
                         kr_result *res);
+/* 1 when the caller asked the solve to stop (kr_solve_options.interrupt);
+ * kr_solver_check tests it at every iteration. */
+int kr_solver_interrupted(const kr_solve_args *a);
 
 /* 1 when rnorm meets the tolerance, max(rtol*||b||, atol). */
 int kr_solver_converged(const kr_solve_args *a, double rnorm);

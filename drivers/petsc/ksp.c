@@ -239,6 +239,9 @@ int cmp_check(const solve_opts *o)
                                "--precond %s has no PETSc counterpart here "
                                "(use none, jacobi or bjacobi)",
                                o->precond);
+    if (o->save_on_interrupt) /* the comparison installs no handler */
+        return cli_usage_error("compare-petsc",
+                               "--save-on-interrupt is for krylov solve");
     return 0;
 }
 
