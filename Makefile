@@ -37,7 +37,9 @@ ALL_CFLAGS := $(CFLAGS_BASE) $(CFLAGS)
 LDLIBS  := -lz -lm -fopenmp $(SANFLAGS)
 
 MODULES := core io spmv precond graph solver data
-LIB_C   := $(filter-out core/cuda_stubs.c,$(wildcard $(addsuffix /*.c,$(MODULES))))
+# Each module's cuda_stubs.c stands in for its .cu files in a CPU-only build.
+STUBS   := $(wildcard $(addsuffix /cuda_stubs.c,$(MODULES)))
+LIB_C   := $(filter-out $(STUBS),$(wildcard $(addsuffix /*.c,$(MODULES))))
 LIB_CU  := $(wildcard $(addsuffix /*.cu,$(MODULES)))
 
 ifeq ($(CUDA),1)
@@ -48,7 +50,7 @@ ifeq ($(CUDA),1)
   LDLIBS  += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 \
              -lcusparse -lcublas -lcudart_static -ldl -lrt -lpthread -lstdc++
 else
-  LIB_OBJ := $(LIB_C:%.c=$(BUILD)/%.o) $(BUILD)/core/cuda_stubs.o
+  LIB_OBJ := $(LIB_C:%.c=$(BUILD)/%.o) $(STUBS:%.c=$(BUILD)/%.o)
 endif
 
 DRIVER_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard drivers/*.c))

@@ -9,11 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define KR_PRECOND_ENTRY(name) &kr_precond_##name##_ops,
 static const kr_precond_ops *const preconds[] = {
-    &kr_precond_none_ops,
-    &kr_precond_jacobi_ops,
-    &kr_precond_bjacobi_ops,
-};
+    KR_PRECOND_LIST(KR_PRECOND_ENTRY)};
+#undef KR_PRECOND_ENTRY
 
 #define NPRECONDS (sizeof preconds / sizeof preconds[0])
 

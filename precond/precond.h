@@ -52,8 +52,13 @@ int kr_precond_is_user(const kr_precond *P);
 
 const kr_precond_ops *kr_precond_find(const char *name);
 
-extern const kr_precond_ops kr_precond_none_ops;
-extern const kr_precond_ops kr_precond_jacobi_ops;
-extern const kr_precond_ops kr_precond_bjacobi_ops;
+/* The preconditioners, one line each, in the order of kr_precond_names():
+ * X(name) for the table kr_precond_<name>_ops in precond/<name>.c. */
+#define KR_PRECOND_LIST(X) X(none) X(jacobi) X(bjacobi)
+
+#define KR_DECLARE_PRECOND(name)                                               \
+    extern const kr_precond_ops kr_precond_##name##_ops;
+KR_PRECOND_LIST(KR_DECLARE_PRECOND)
+#undef KR_DECLARE_PRECOND
 
 #endif

@@ -14,12 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const kr_solver_ops *const solvers[] = {
-    &kr_cg_ops,
-    &kr_gmres_ops,
-    &kr_idr_ops,
-    &kr_bicgstab_ops,
-};
+#define KR_METHOD_ENTRY(name) &kr_##name##_ops,
+static const kr_solver_ops *const solvers[] = {KR_METHOD_LIST(KR_METHOD_ENTRY)};
+#undef KR_METHOD_ENTRY
 
 #define NSOLVERS (sizeof solvers / sizeof solvers[0])
 

@@ -51,10 +51,13 @@ typedef struct kr_solver_ops {
 
 const kr_solver_ops *kr_solver_find(const char *name);
 
-extern const kr_solver_ops kr_cg_ops;
-extern const kr_solver_ops kr_gmres_ops;
-extern const kr_solver_ops kr_idr_ops;
-extern const kr_solver_ops kr_bicgstab_ops;
+/* The methods, one line each, in the order of kr_method_names(): X(name)
+ * for the table kr_<name>_ops in solver/<name>.c. */
+#define KR_METHOD_LIST(X) X(cg) X(gmres) X(idr) X(bicgstab)
+
+#define KR_DECLARE_METHOD(name) extern const kr_solver_ops kr_##name##_ops;
+KR_METHOD_LIST(KR_DECLARE_METHOD)
+#undef KR_DECLARE_METHOD
 
 /* The stopping test for the method's iteration `it` (0 at its start), that
  * is iteration a->it0 + it of the solve, with residual norm rnorm: records

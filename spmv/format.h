@@ -64,17 +64,23 @@ uint64_t kr_csr_pattern_hash(const kr_csr *A);
 kr_status kr_format_update_values(kr_ctx *ctx, const kr_format_ops *ops,
                                   void **impl, const kr_csr *A);
 
-/* Per-format tables (spmv/csr.c, spmv/csr.cu or the stubs). */
-extern const kr_format_ops kr_csr_cpu_ops;
-const kr_format_ops *kr_csr_cuda_ops(void);
-extern const kr_format_ops kr_ellr_cpu_ops;
-const kr_format_ops *kr_ellr_cuda_ops(void);
-extern const kr_format_ops kr_pellr_cpu_ops;
-const kr_format_ops *kr_pellr_cuda_ops(void);
-extern const kr_format_ops kr_vsr_cpu_ops;
-const kr_format_ops *kr_vsr_cuda_ops(void);
-extern const kr_format_ops kr_hyb_cpu_ops;
-const kr_format_ops *kr_hyb_cuda_ops(void);
+/* The formats with kernels of their own, one line each, in the order of
+ * kr_format_names(): X(name, summary) for the tables kr_<name>_cpu_ops
+ * (spmv/<name>.c) and kr_<name>_cuda_ops() (spmv/<name>.cu, or NULL from
+ * spmv/cuda_stubs.c in a build without CUDA). auto and auto-probe, which
+ * delegate, follow them in spmv/registry.c. */
+#define KR_FORMAT_LIST(X)                                                      \
+    X(csr, "compressed sparse rows (cuSPARSE on the GPU); the baseline")       \
+    X(ellr, "ELLPACK-R: rows padded to the longest, column-major")             \
+    X(pellr, "permuted ELLPACK-R: rows sorted by length, per-warp widths")     \
+    X(vsr, "vectorized segment reduction: fixed nonzeros per warp (skew)")     \
+    X(hyb, "ELL part of width K plus a COO remainder (segment-reduced)")
+
+#define KR_DECLARE_FORMAT(name, summary)                                       \
+    extern const kr_format_ops kr_##name##_cpu_ops;                            \
+    const kr_format_ops *kr_##name##_cuda_ops(void);
+KR_FORMAT_LIST(KR_DECLARE_FORMAT)
+#undef KR_DECLARE_FORMAT
 /* auto and auto-probe (spmv/auto.c): one table each for both backends, as
  * they only delegate to the format they pick. */
 extern const kr_format_ops kr_auto_ops;

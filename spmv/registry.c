@@ -1,25 +1,20 @@
 /* The formats krylov knows, by name. Adding a format: its two files and one
- * line here. */
+ * line in KR_FORMAT_LIST (spmv/format.h). */
 #include "spmv/format.h"
 
 #include <string.h>
 
+#define KR_FORMAT_ENTRY(name, summary)                                         \
+    {#name, summary, &kr_##name##_cpu_ops, kr_##name##_cuda_ops},
 static const kr_format_entry formats[] = {
-    {"csr", "compressed sparse rows (cuSPARSE on the GPU); the baseline",
-     &kr_csr_cpu_ops, kr_csr_cuda_ops},
-    {"ellr", "ELLPACK-R: rows padded to the longest, column-major",
-     &kr_ellr_cpu_ops, kr_ellr_cuda_ops},
-    {"pellr", "permuted ELLPACK-R: rows sorted by length, per-warp widths",
-     &kr_pellr_cpu_ops, kr_pellr_cuda_ops},
-    {"vsr", "vectorized segment reduction: fixed nonzeros per warp (skew)",
-     &kr_vsr_cpu_ops, kr_vsr_cuda_ops},
-    {"hyb", "ELL part of width K plus a COO remainder (segment-reduced)",
-     &kr_hyb_cpu_ops, kr_hyb_cuda_ops},
-    {"auto", "picks one of the above per matrix from its row lengths",
-     &kr_auto_ops, kr_auto_cuda_ops},
+    KR_FORMAT_LIST(KR_FORMAT_ENTRY){
+        "auto", "picks one of the above per matrix from its row lengths",
+        &kr_auto_ops, kr_auto_cuda_ops},
     {"auto-probe", "auto, and on the GPU times the close candidates",
      &kr_auto_probe_ops, kr_auto_probe_cuda_ops},
 };
+
+#undef KR_FORMAT_ENTRY
 
 #define NFORMATS (sizeof formats / sizeof formats[0])
 
