@@ -62,50 +62,64 @@ START_TEST(precond_refuses_invalid_csr)
 }
 END_TEST
 
-START_TEST(aliased_vectors_refused)
-{
-    kr_ctx *ctx = kt_cpu();
+/* A small system: the CSR, its matrix and Jacobi, two vectors. */
+typedef struct system {
+    kr_ctx *ctx;
     kr_csr A;
-    tridiag(ctx, 20, &A);
     kr_matrix *M;
     kr_precond *P;
     kr_vec *v, *w;
-    ck_assert_int_eq(kr_matrix_create(ctx, &A, "csr", &M), KR_OK);
-    ck_assert_int_eq(kr_precond_create(ctx, &A, "jacobi", &P), KR_OK);
-    ck_assert_int_eq(kr_vec_create(ctx, 20, &v), KR_OK);
-    ck_assert_int_eq(kr_vec_create(ctx, 20, &w), KR_OK);
-    ck_assert_int_eq(kr_vec_fill(v, 1.0), KR_OK);
-    assert_refused(ctx, kr_matrix_apply(M, 1.0, v, 0.0, v), KR_ERR_ARG,
+} system_t;
+
+static void system_make(system_t *s, int32_t n)
+{
+    s->ctx = kt_cpu();
+    tridiag(s->ctx, n, &s->A);
+    ck_assert_int_eq(kr_matrix_create(s->ctx, &s->A, "csr", &s->M), KR_OK);
+    ck_assert_int_eq(kr_precond_create(s->ctx, &s->A, "jacobi", &s->P), KR_OK);
+    ck_assert_int_eq(kr_vec_create(s->ctx, n, &s->v), KR_OK);
+    ck_assert_int_eq(kr_vec_create(s->ctx, n, &s->w), KR_OK);
+}
+
+static void system_free(system_t *s)
+{
+    kr_vec_destroy(s->v);
+    kr_vec_destroy(s->w);
+    kr_precond_destroy(s->P);
+    kr_matrix_destroy(s->M);
+    kr_csr_free(&s->A);
+    kr_ctx_destroy(s->ctx);
+}
+
+START_TEST(aliased_vectors_refused)
+{
+    system_t s;
+    system_make(&s, 20);
+    kr_ctx *ctx = s.ctx;
+    ck_assert_int_eq(kr_vec_fill(s.v, 1.0), KR_OK);
+    assert_refused(ctx, kr_matrix_apply(s.M, 1.0, s.v, 0.0, s.v), KR_ERR_ARG,
                    "same vector");
-    assert_refused(ctx, kr_precond_apply(P, v, v), KR_ERR_ARG, "same vector");
+    assert_refused(ctx, kr_precond_apply(s.P, s.v, s.v), KR_ERR_ARG,
+                   "same vector");
     kr_result res;
-    assert_refused(ctx, kr_solve(ctx, M, P, v, v, NULL, &res), KR_ERR_ARG,
-                   "same vector");
+    assert_refused(ctx, kr_solve(ctx, s.M, s.P, s.v, s.v, NULL, &res),
+                   KR_ERR_ARG, "same vector");
     /* distinct vectors still work */
-    ck_assert_int_eq(kr_matrix_apply(M, 1.0, v, 0.0, w), KR_OK);
-    ck_assert_int_eq(kr_solve(ctx, M, P, w, v, NULL, &res), KR_OK);
+    ck_assert_int_eq(kr_matrix_apply(s.M, 1.0, s.v, 0.0, s.w), KR_OK);
+    ck_assert_int_eq(kr_solve(ctx, s.M, s.P, s.w, s.v, NULL, &res), KR_OK);
     ck_assert_int_gt(res.reason, 0);
-    kr_vec_destroy(v);
-    kr_vec_destroy(w);
-    kr_precond_destroy(P);
-    kr_matrix_destroy(M);
-    kr_csr_free(&A);
-    kr_ctx_destroy(ctx);
+    system_free(&s);
 }
 END_TEST
 
 START_TEST(null_arguments_named)
 {
-    kr_ctx *ctx = kt_cpu();
-    kr_csr A;
-    tridiag(ctx, 5, &A);
-    kr_matrix *M;
-    kr_precond *P;
-    kr_vec *b, *x;
-    ck_assert_int_eq(kr_matrix_create(ctx, &A, "csr", &M), KR_OK);
-    ck_assert_int_eq(kr_precond_create(ctx, &A, "jacobi", &P), KR_OK);
-    ck_assert_int_eq(kr_vec_create(ctx, 5, &b), KR_OK);
-    ck_assert_int_eq(kr_vec_create(ctx, 5, &x), KR_OK);
+    system_t s;
+    system_make(&s, 5);
+    kr_ctx *ctx = s.ctx;
+    kr_matrix *M = s.M;
+    kr_precond *P = s.P, *P2 = NULL;
+    kr_vec *b = s.v, *x = s.w;
     kr_result res;
     assert_refused(ctx, kr_solve(ctx, M, P, b, x, NULL, NULL), KR_ERR_ARG,
                    "res is NULL");
@@ -123,9 +137,9 @@ START_TEST(null_arguments_named)
     assert_refused(ctx, kr_matrix_apply(M, 1.0, b, 0.0, NULL), KR_ERR_ARG,
                    "y is NULL");
     assert_refused(ctx, kr_precond_apply(P, NULL, x), KR_ERR_ARG, "r is NULL");
-    assert_refused(ctx, kr_precond_create(ctx, NULL, "jacobi", &P), KR_ERR_ARG,
+    assert_refused(ctx, kr_precond_create(ctx, NULL, "jacobi", &P2), KR_ERR_ARG,
                    "CSR matrix A is NULL");
-    assert_refused(ctx, kr_matrix_create(ctx, &A, "csr", NULL), KR_ERR_ARG,
+    assert_refused(ctx, kr_matrix_create(ctx, &s.A, "csr", NULL), KR_ERR_ARG,
                    "output M is NULL");
     assert_refused(ctx, kr_vec_upload(x, NULL), KR_ERR_ARG, "host array");
     ck_assert_int_eq(kr_matrix_apply(NULL, 1.0, b, 0.0, x), KR_ERR_ARG);
@@ -133,12 +147,7 @@ START_TEST(null_arguments_named)
     ck_assert_int_eq(kr_matrix_rows(NULL), 0);
     ck_assert_str_eq(kr_precond_name(NULL), "");
     ck_assert_str_eq(kr_ctx_device_name(NULL), "");
-    kr_vec_destroy(b);
-    kr_vec_destroy(x);
-    kr_precond_destroy(P);
-    kr_matrix_destroy(M);
-    kr_csr_free(&A);
-    kr_ctx_destroy(ctx);
+    system_free(&s);
 }
 END_TEST
 

@@ -203,20 +203,9 @@ START_TEST(gpu_extreme_scales_match_cpu)
         uint64_t s = seed + (uint64_t)k;
         for (int32_t i = 0; i < A.nrows; i++)
             b[i] = scales[k] * (1.5 + kt_rand_uniform(&s));
-        for (const char *const *m = kr_method_names(); *m; m++) {
-            run rc, rg;
-            solve_on(c, &A, b, *m, "csr", "jacobi", &rc);
-            solve_on(g, &A, b, *m, "csr", "jacobi", &rg);
-            ck_assert_msg(rg.res.reason == KR_CONVERGED_RTOL,
-                          "%s, scale %g: %s", *m, scales[k],
-                          kr_reason_name(rg.res.reason));
-            ck_assert(fabs(rg.res.bnorm - rc.res.bnorm) <=
-                      1e-12 * rc.res.bnorm);
-            ck_assert(rg.res.true_rnorm <= 1.05e-8 * rg.res.bnorm);
-            ck_assert(kt_rel_diff(A.nrows, rg.x, rc.x) < 1e-5);
-            free(rc.x);
-            free(rg.x);
-        }
+        /* a wrong b = 0 would leave x = 0: a true residual of ||b|| */
+        for (const char *const *m = kr_method_names(); *m; m++)
+            compare_solve(c, g, &A, b, "poisson3d:16, scaled", *m, "jacobi");
     }
     free(b);
     kr_csr_free(&A);
