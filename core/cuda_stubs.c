@@ -76,3 +76,23 @@ kr_status kr_gje_cublas_singular(kr_ctx *ctx, kr_gje_cublas *h,
     *singular = 0;
     return no_cublas(ctx);
 }
+
+/* graph/grail.cu: the GPU labeling and batched queries of the GRAIL index */
+#include "graph/grail.h"
+
+kr_status kr_grail_cuda_label(kr_ctx *ctx, kr_reach *R)
+{
+    (void)R;
+    return kr_fail(ctx, KR_ERR_NOT_COMPILED,
+                   "the GPU reachability index needs a build with CUDA");
+}
+
+kr_status kr_grail_cuda_query(kr_ctx *ctx, kr_reach *R, int64_t q,
+                              const int32_t *dag_pairs, unsigned char *answer)
+{
+    (void)R, (void)q, (void)dag_pairs, (void)answer;
+    return kr_fail(ctx, KR_ERR_NOT_COMPILED,
+                   "the GPU reachability index needs a build with CUDA");
+}
+
+void kr_grail_cuda_free(kr_reach *R) { (void)R; }
