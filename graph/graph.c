@@ -102,7 +102,12 @@ kr_status kr_graph_transpose(kr_ctx *ctx, const kr_graph *G, kr_graph **T)
 }
 
 /* Row i's entries a_ij (j != i) are edges j -> i: the transpose of the
- * pattern without its diagonal. */
+ * pattern without its diagonal; stored zeros are no edges. */
+static int is_edge(const kr_csr *A, int32_t i, int32_t k)
+{
+    return A->colind[k] != i && (!A->val || A->val[k] != 0.0);
+}
+
 kr_status kr_graph_from_csr(kr_ctx *ctx, const kr_csr *A, kr_graph **G)
 {
     *G = NULL;
@@ -113,11 +118,11 @@ kr_status kr_graph_from_csr(kr_ctx *ctx, const kr_csr *A, kr_graph **G)
     KR_TRY(kr_graph_alloc(ctx, n, A->nnz, &g));
     for (int32_t i = 0; i < n; i++)
         for (int32_t k = A->rowptr[i]; k < A->rowptr[i + 1]; k++)
-            if (A->colind[k] != i) g->off[A->colind[k]]++;
+            if (is_edge(A, i, k)) g->off[A->colind[k]]++;
     degrees_to_offsets(n, g->off);
     for (int32_t i = 0; i < n; i++)
         for (int32_t k = A->rowptr[i]; k < A->rowptr[i + 1]; k++)
-            if (A->colind[k] != i) g->adj[g->off[A->colind[k]]++] = i;
+            if (is_edge(A, i, k)) g->adj[g->off[A->colind[k]]++] = i;
     for (int32_t v = n; v > 0; v--)
         g->off[v] = g->off[v - 1];
     g->off[0] = 0;

@@ -236,7 +236,7 @@ START_TEST(queries_matrix_graphs)
         int64_t offdiag = 0;
         for (int32_t i = 0; i < A.nrows; i++)
             for (int32_t k = A.rowptr[i]; k < A.rowptr[i + 1]; k++)
-                offdiag += A.colind[k] != i;
+                offdiag += A.colind[k] != i && A.val[k] != 0.0;
         ck_assert_int_eq(G->m, offdiag);
         if (A.nnz > 1 && A.colind[0] != 0) {
             int32_t j = A.colind[0], found = 0;
