@@ -5,7 +5,10 @@
  * interval lies in u's for every traversal; so one label that does not
  * contain v's answers "no", and a DFS from u that enters only vertices
  * whose labels contain v's decides the rest. The topological numbering
- * gives a second free test: u reaches v only if comp(u) <= comp(v). */
+ * gives a second free test: u reaches v only if comp(u) <= comp(v); and
+ * each traversal's spanning tree a positive one (GRAIL's "positive cut"):
+ * v is in u's tree subtree, so u reaches v, when v's post-order number
+ * lies in the range that subtree was numbered with. */
 #include "graph/grail.h"
 
 #include "core/error.h"
@@ -55,13 +58,22 @@ static int contains(const int32_t *la, const int32_t *lb, int d)
     return 1;
 }
 
+/* b's post-order number in a's tree range, for some traversal. */
+static int in_subtree(const int32_t *ta, const int32_t *tb, int d)
+{
+    for (int i = 0; i < d; i++)
+        if (tb[2 * i + 1] >= ta[2 * i] && tb[2 * i + 1] <= ta[2 * i + 1])
+            return 1;
+    return 0;
+}
+
 int kr_grail_prefilter(const kr_reach *R, int32_t a, int32_t b)
 {
     if (a == b) return 1;
     if (a > b) return 0;
-    const int32_t *la = R->lab + (size_t)2 * R->d * a;
-    const int32_t *lb = R->lab + (size_t)2 * R->d * b;
-    return contains(la, lb, R->d) ? -1 : 0;
+    size_t s = (size_t)2 * R->d;
+    if (!contains(R->lab + s * a, R->lab + s * b, R->d)) return 0;
+    return in_subtree(R->tree + s * a, R->tree + s * b, R->d) ? 1 : -1;
 }
 
 int kr_grail_dag_query(const kr_reach *R, kr_grail_ws *ws, int32_t a, int32_t b,
@@ -71,7 +83,8 @@ int kr_grail_dag_query(const kr_reach *R, kr_grail_ws *ws, int32_t a, int32_t b,
     *by_labels = pre >= 0;
     if (pre >= 0) return pre;
     const kr_graph *D = R->dag;
-    const int32_t *lb = R->lab + (size_t)2 * R->d * b;
+    size_t s = (size_t)2 * R->d;
+    const int32_t *lb = R->lab + s * b, *tb = R->tree + s * b;
     uint32_t stamp = next_stamp(ws, D->n);
     int32_t top = 0;
     ws->stack[top++] = a;
@@ -83,8 +96,9 @@ int kr_grail_dag_query(const kr_reach *R, kr_grail_ws *ws, int32_t a, int32_t b,
             if (c == b) return 1;
             if (c > b || ws->mark[c] == stamp) continue;
             ws->mark[c] = stamp;
-            if (contains(R->lab + (size_t)2 * R->d * c, lb, R->d))
-                ws->stack[top++] = c;
+            if (!contains(R->lab + s * c, lb, R->d)) continue;
+            if (in_subtree(R->tree + s * c, tb, R->d)) return 1;
+            ws->stack[top++] = c;
         }
     }
     return 0;
@@ -107,7 +121,7 @@ typedef struct label_pass {
     int32_t nroots;
     int d, t;
     uint64_t seed;
-    int32_t *lab;
+    int32_t *lab, *tree;
     int32_t *order, *stack, *next; /* work, D->n each */
 } label_pass;
 
@@ -142,12 +156,13 @@ static int32_t child(const label_pass *p, int32_t v, int32_t k, int64_t deg)
 static void dfs_from(const label_pass *p, int32_t root, int32_t *rank)
 {
     const kr_graph *D = p->D;
-    int32_t *lab = p->lab + 2 * p->t;
+    int32_t *lab = p->lab + 2 * p->t, *tree = p->tree + 2 * p->t;
     size_t stride = (size_t)2 * p->d;
     int32_t top = 0;
     p->stack[top] = root;
     p->next[top++] = 0;
     lab[stride * root] = INT_MAX; /* lo: visited, not finished */
+    tree[stride * root] = *rank + 1;
     while (top) {
         int32_t v = p->stack[top - 1];
         int64_t deg = D->off[v + 1] - D->off[v];
@@ -157,13 +172,14 @@ static void dfs_from(const label_pass *p, int32_t root, int32_t *rank)
             int32_t *lc = lab + stride * c;
             if (lc[1] == 0 && lc[0] != INT_MAX) {
                 lc[0] = INT_MAX;
+                tree[stride * c] = *rank + 1; /* its subtree's first number */
                 p->stack[top] = c;
                 p->next[top++] = 0;
             } else if (lc[0] < lv[0]) /* finished (a DAG has no back edge) */
                 lv[0] = lc[0];
             continue;
         }
-        lv[1] = ++*rank;
+        lv[1] = tree[stride * v + 1] = ++*rank;
         if (lv[1] < lv[0]) lv[0] = lv[1];
         top--;
         if (top) {
@@ -215,8 +231,9 @@ static kr_status label_cpu(kr_ctx *ctx, kr_reach *R)
 #pragma omp parallel num_threads(nt) reduction(| : failed)
     {
         label_pass p = {
-            R->dag,  roots,  nroots,        R->d,          0,
-            R->seed, R->lab, malloc(n * 4), malloc(n * 4), malloc(n * 4)};
+            R->dag,       roots,  nroots,  R->d,          0,
+            R->seed,      R->lab, R->tree, malloc(n * 4), malloc(n * 4),
+            malloc(n * 4)};
         failed = !p.order || !p.stack || !p.next;
 #pragma omp for schedule(dynamic, 1)
         for (int t = 0; t < R->d; t++) {
@@ -255,7 +272,7 @@ static size_t index_bytes(const kr_reach *R)
 {
     const kr_graph *D = R->dag;
     return (size_t)R->n * sizeof(int32_t) + ((size_t)D->n + 1) * 8 +
-           (size_t)D->m * 4 + (size_t)2 * R->d * D->n * 4;
+           (size_t)D->m * 4 + (size_t)4 * R->d * D->n * 4;
 }
 
 static kr_status build(kr_ctx *ctx, const kr_graph *G, kr_reach *R)
@@ -265,7 +282,9 @@ static kr_status build(kr_ctx *ctx, const kr_graph *G, kr_reach *R)
     double t1 = kr_wtime();
     size_t nlab = (size_t)2 * R->d * R->dag->n + 1;
     R->lab = malloc(nlab * sizeof *R->lab);
-    if (!R->lab) return kr_fail(ctx, KR_ERR_NOMEM, "reach: out of memory");
+    R->tree = malloc(nlab * sizeof *R->tree);
+    if (!R->lab || !R->tree)
+        return kr_fail(ctx, KR_ERR_NOMEM, "reach: out of memory");
     if (ctx->device == KR_DEVICE_CUDA)
         KR_TRY(kr_grail_cuda_label(ctx, R));
     else
@@ -315,6 +334,7 @@ void kr_reach_destroy(kr_reach *R)
     kr_graph_destroy(R->dag);
     free(R->comp);
     free(R->lab);
+    free(R->tree);
     free(R);
 }
 
@@ -373,7 +393,21 @@ static kr_status batch_cpu(kr_ctx *ctx, kr_reach *R, int64_t q,
     return KR_OK;
 }
 
-/* The host answers what the labels decide; the GPU takes the rest. */
+/* The host answers what the labels decide (all threads), the GPU takes
+ * the rest. */
+static void prefilter_all(kr_ctx *ctx, const kr_reach *R, int64_t q,
+                          const int32_t *pairs, unsigned char *answer,
+                          signed char *pre)
+{
+    int nt = kr_ctx_threads(ctx);
+#pragma omp parallel for num_threads(nt) schedule(static)
+    for (int64_t k = 0; k < q; k++) {
+        int32_t a = R->comp[pairs[2 * k]], b = R->comp[pairs[2 * k + 1]];
+        pre[k] = (signed char)kr_grail_prefilter(R, a, b);
+        answer[k] = pre[k] > 0;
+    }
+}
+
 static kr_status batch_gpu(kr_ctx *ctx, kr_reach *R, int64_t q,
                            const int32_t *pairs, unsigned char *answer,
                            int64_t *by_labels)
@@ -381,17 +415,16 @@ static kr_status batch_gpu(kr_ctx *ctx, kr_reach *R, int64_t q,
     int32_t *rest = malloc(((size_t)2 * q + 1) * sizeof *rest);
     int64_t *where = malloc(((size_t)q + 1) * sizeof *where);
     unsigned char *got = malloc((size_t)q + 1);
+    signed char *pre = malloc((size_t)q + 1);
     kr_status st = KR_OK;
-    if (!rest || !where || !got)
+    if (!rest || !where || !got || !pre)
         st = kr_fail(ctx, KR_ERR_NOMEM, "reach: out of host memory");
     int64_t nrest = 0;
+    if (st == KR_OK) prefilter_all(ctx, R, q, pairs, answer, pre);
     for (int64_t k = 0; st == KR_OK && k < q; k++) {
-        int32_t a = R->comp[pairs[2 * k]], b = R->comp[pairs[2 * k + 1]];
-        int pre = kr_grail_prefilter(R, a, b);
-        answer[k] = pre > 0;
-        if (pre >= 0) continue;
-        rest[2 * nrest] = a;
-        rest[2 * nrest + 1] = b;
+        if (pre[k] >= 0) continue;
+        rest[2 * nrest] = R->comp[pairs[2 * k]];
+        rest[2 * nrest + 1] = R->comp[pairs[2 * k + 1]];
         where[nrest++] = k;
     }
     if (st == KR_OK && nrest)
@@ -402,6 +435,7 @@ static kr_status batch_gpu(kr_ctx *ctx, kr_reach *R, int64_t q,
     free(rest);
     free(where);
     free(got);
+    free(pre);
     return st;
 }
 

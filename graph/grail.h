@@ -23,6 +23,9 @@ struct kr_reach {
     int d;         /* labels per DAG vertex                      */
     uint64_t seed;
     int32_t *lab;   /* [v][i] = (lo, hi): 2 * d * dag->n entries   */
+    int32_t *tree;  /* [v][i] = (first, post): v's subtree in the spanning
+                       tree of traversal i was numbered first..post, v
+                       itself post; same layout                       */
     kr_grail_ws ws; /* for kr_reach_query                          */
     void *gpu;      /* the device copy (grail.cu), or NULL         */
     kr_reach_info info;

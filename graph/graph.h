@@ -8,6 +8,10 @@
 
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 struct kr_graph {
     int32_t n;
     int64_t m;
@@ -35,5 +39,9 @@ static inline uint64_t kr_mix64(uint64_t x)
     x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
     return x ^ (x >> 31);
 }
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

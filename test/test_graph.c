@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 /* ------------------------------------------------------------- helpers */
 
@@ -503,6 +504,100 @@ START_TEST(scc_blocking_respects_components)
 }
 END_TEST
 
+/* ------------------------------------------------------------- the GPU */
+
+/* The GPU index (labels by level sweeps, batched bit-parallel queries)
+ * against the CPU index on q random and q reachable-by-BFS pairs. */
+static void gpu_against_cpu(kr_ctx *cpu, kr_ctx *gpu, const kr_graph *G,
+                            int64_t q, uint64_t seed, const char *what)
+{
+    kr_reach *C, *R;
+    ck_assert_int_eq(kr_reach_create(cpu, G, NULL, &C), KR_OK);
+    ck_assert_msg(kr_reach_create(gpu, G, NULL, &R) == KR_OK, "%s",
+                  kr_ctx_error(gpu));
+    int32_t n = G->n;
+    int32_t *pairs = malloc((size_t)q * 2 * sizeof *pairs);
+    unsigned char *seen = malloc((size_t)n + 1);
+    int32_t *queue = malloc(((size_t)n + 1) * sizeof *queue);
+    uint64_t rng = seed;
+    int32_t u = 0, reached = 1;
+    for (int64_t k = 0; k < q; k++) {
+        if (k % 1000 == 0) { /* a fresh source for the reachable half */
+            u = (int32_t)(kt_rand_u64(&rng) % (uint64_t)n);
+            reached = bfs(G, u, seen, queue);
+        }
+        uint64_t r = kt_rand_u64(&rng);
+        pairs[2 * k] = k % 2 ? u : (int32_t)(r % (uint64_t)n);
+        pairs[2 * k + 1] = k % 2 ? queue[(r >> 20) % (uint64_t)reached]
+                                 : (int32_t)((r >> 32) % (uint64_t)n);
+    }
+    unsigned char *a = malloc((size_t)q), *b = malloc((size_t)q);
+    ck_assert_int_eq(kr_reach_query_batch(cpu, C, q, pairs, a, NULL), KR_OK);
+    int64_t by_labels;
+    ck_assert_msg(kr_reach_query_batch(gpu, R, q, pairs, b, &by_labels) ==
+                      KR_OK,
+                  "%s", kr_ctx_error(gpu));
+    int32_t lo_u[16], hi_u[16], lo_v[16], hi_v[16];
+    int64_t yes = 0;
+    for (int64_t k = 0; k < q; k++) {
+        if (a[k] != b[k])
+            ck_abort_msg("%s (seed %llu): %d -> %d: cpu %d, gpu %d", what,
+                         (unsigned long long)seed, (int)pairs[2 * k],
+                         (int)pairs[2 * k + 1], a[k], b[k]);
+        if (!a[k]) continue;
+        yes++;
+        kr_reach_labels(R, pairs[2 * k], lo_u, hi_u);
+        kr_reach_labels(R, pairs[2 * k + 1], lo_v, hi_v);
+        for (int i = 0; i < 5; i++)
+            ck_assert(lo_u[i] <= lo_v[i] && hi_v[i] <= hi_u[i]);
+    }
+    printf("gpu: %s (seed %llu): %lld queries, %lld reachable, %lld by "
+           "labels: equal\n",
+           what, (unsigned long long)seed, (long long)q, (long long)yes,
+           (long long)by_labels);
+    free(pairs);
+    free(seen);
+    free(queue);
+    free(a);
+    free(b);
+    kr_reach_destroy(C);
+    kr_reach_destroy(R);
+}
+
+START_TEST(gpu_matches_cpu)
+{
+    kr_ctx *gpu = kt_gpu_or_skip("gpu_matches_cpu");
+    if (!gpu) return;
+    kr_ctx *cpu = kt_cpu();
+    uint64_t seed = (uint64_t)time(NULL);
+    char spec[64];
+    snprintf(spec, sizeof spec, "dag:20000,8,%llu", (unsigned long long)seed);
+    kr_graph *G;
+    ck_assert_int_eq(kr_graph_generate(cpu, spec, &G), KR_OK);
+    gpu_against_cpu(cpu, gpu, G, 20000, seed, spec);
+    kr_graph_destroy(G);
+    for (int i = 0; i < 4; i++) {
+        G = random_graph(cpu, 5000 + 3000 * i, 6000 + 4000 * i, i % 2,
+                         seed + i);
+        gpu_against_cpu(cpu, gpu, G, 20000, seed + i, "cyclic");
+        kr_graph_destroy(G);
+    }
+    const char *dir = getenv("KRYLOV_GRAPHS");
+    if (!dir) dir = "../shared/graphs";
+    const char *names[] = {"citeseer.scc.gra.gz", "uniprotenc_22m.scc.gra.gz",
+                           "kegg_dag_uniq.gra.gz", "ba10k5d.gra.gz"};
+    for (int i = 0; i < 4; i++) {
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        if (kr_graph_read_gra(cpu, path, &G) != KR_OK) continue;
+        gpu_against_cpu(cpu, gpu, G, 100000, seed, names[i]);
+        kr_graph_destroy(G);
+    }
+    kr_ctx_destroy(cpu);
+    kr_ctx_destroy(gpu);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("graph");
@@ -519,6 +614,7 @@ int main(void)
     tcase_add_test(t, block_analysis_small);
     tcase_add_test(t, block_analysis_independent);
     tcase_add_test(t, scc_blocking_respects_components);
+    tcase_add_test(t, gpu_matches_cpu);
     suite_add_tcase(s, t);
     return kt_run(s);
 }
