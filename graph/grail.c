@@ -73,6 +73,7 @@ int kr_grail_prefilter(const kr_reach *R, int32_t a, int32_t b)
     if (a > b) return 0;
     size_t s = (size_t)2 * R->d;
     if (!contains(R->lab + s * a, R->lab + s * b, R->d)) return 0;
+    if (!R->tree) return -1; /* kept on the GPU */
     return in_subtree(R->tree + s * a, R->tree + s * b, R->d) ? 1 : -1;
 }
 
@@ -84,7 +85,7 @@ int kr_grail_dag_query(const kr_reach *R, kr_grail_ws *ws, int32_t a, int32_t b,
     if (pre >= 0) return pre;
     const kr_graph *D = R->dag;
     size_t s = (size_t)2 * R->d;
-    const int32_t *lb = R->lab + s * b, *tb = R->tree + s * b;
+    const int32_t *lb = R->lab + s * b, *tb = R->tree ? R->tree + s * b : NULL;
     uint32_t stamp = next_stamp(ws, D->n);
     int32_t top = 0;
     ws->stack[top++] = a;
@@ -97,7 +98,7 @@ int kr_grail_dag_query(const kr_reach *R, kr_grail_ws *ws, int32_t a, int32_t b,
             if (c > b || ws->mark[c] == stamp) continue;
             ws->mark[c] = stamp;
             if (!contains(R->lab + s * c, lb, R->d)) continue;
-            if (in_subtree(R->tree + s * c, tb, R->d)) return 1;
+            if (tb && in_subtree(R->tree + s * c, tb, R->d)) return 1;
             ws->stack[top++] = c;
         }
     }
@@ -281,11 +282,12 @@ static kr_status build(kr_ctx *ctx, const kr_graph *G, kr_reach *R)
     KR_TRY(condense(ctx, G, R));
     double t1 = kr_wtime();
     size_t nlab = (size_t)2 * R->d * R->dag->n + 1;
+    int gpu = ctx->device == KR_DEVICE_CUDA;
     R->lab = malloc(nlab * sizeof *R->lab);
-    R->tree = malloc(nlab * sizeof *R->tree);
-    if (!R->lab || !R->tree)
+    R->tree = gpu ? NULL : malloc(nlab * sizeof *R->tree);
+    if (!R->lab || (!gpu && !R->tree))
         return kr_fail(ctx, KR_ERR_NOMEM, "reach: out of memory");
-    if (ctx->device == KR_DEVICE_CUDA)
+    if (gpu)
         KR_TRY(kr_grail_cuda_label(ctx, R));
     else
         KR_TRY(label_cpu(ctx, R));

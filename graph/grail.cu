@@ -20,11 +20,19 @@
  * rely on. The sibling order follows the atomics, so the labels (not the
  * answers) can differ from run to run.
  *
+ * Each vertex also keeps its subtree's number range for every tree (first,
+ * post): a target numbered inside a vertex's range is below it, a
+ * positive answer without search. The host gets the labels, not the
+ * ranges.
+ *
  * Queries: the host answers what the labels decide; the rest go in chunks
  * of 64 * W, one bit per query in W 64-bit words per vertex: a frontier
  * of vertices, each level a kernel that, for every child of a frontier
  * vertex, keeps the bits of the queries whose target the child's labels
- * contain (atomicOr), marks a query found when a child is its target. */
+ * contain (atomicOr), marks a query found when a child is its target or
+ * has the target in its subtree range. The bit arrays stay with the index
+ * between batches; only the words of the vertices a chunk touched are
+ * cleared after it. */
 #include "core/cuda.h"
 #include "graph/grail.h"
 
@@ -45,6 +53,7 @@ struct gpu_index {
     int64_t *off;
     int32_t *adj;
     int32_t *lab, *tree;
+    void *space; /* the query workspace (query_space) */
     size_t bytes;
 };
 
@@ -311,8 +320,6 @@ kr_status label(kr_ctx *ctx, kr_reach *R, gpu_index *g)
     if (st == KR_OK) st = sweeps(ctx, g, w, order, bounds, L);
     if (st == KR_OK)
         st = ctx->ops->download(ctx, R->lab, g->lab, (size_t)2 * dn * 4);
-    if (st == KR_OK)
-        st = ctx->ops->download(ctx, R->tree, g->tree, (size_t)2 * dn * 4);
     if (st == KR_ERR_NOMEM && !bounds)
         st = kr_fail(ctx, KR_ERR_NOMEM, "reach: out of host memory");
     void *work[] = {indeg, order,  count,   w.best,
@@ -331,9 +338,11 @@ struct query_work {
     const int32_t *adj, *lab, *tree;
     const int32_t *src, *dst; /* the chunk's queries                     */
     int32_t q;                /* in this chunk                            */
-    unsigned long long *seen, *front, *next; /* n * W                  */
-    int32_t *in_next;                        /* n                      */
-    int32_t *queue, *queue_next, *count;
+    unsigned long long *seen, *front, *next; /* n * W, front and next zero
+                                                between levels' use      */
+    int32_t *in_next, *touched;              /* n flags, zero between uses */
+    int32_t *queue, *queue_next, *touched_list;
+    int32_t *count; /* [0] pushes to queue_next, [1] touched vertices */
     unsigned char *found;
 };
 
@@ -356,17 +365,29 @@ __device__ __forceinline__ bool in_subtree(const int32_t *ta, const int32_t *tb,
     return false;
 }
 
+/* c gained bits: into the next frontier (once), and onto the list of
+ * vertices whose seen words the chunk's end clears. */
 __device__ void push_next(const query_work &w, int32_t c)
 {
     if (atomicExch(&w.in_next[c], 1) == 0)
-        w.queue_next[atomicAdd(w.count, 1)] = c;
+        w.queue_next[atomicAdd(&w.count[0], 1)] = c;
+    if (atomicExch(&w.touched[c], 1) == 0)
+        w.touched_list[atomicAdd(&w.count[1], 1)] = c;
 }
 
+/* Each query's source: answered at once when the target lies in its tree
+ * range (the host pre-filter, without the tree ranges, left it), else
+ * the first frontier. */
 __global__ void k_query_start(query_work w)
 {
     int32_t k = blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= w.q) return;
     int32_t a = w.src[k];
+    size_t sa = (size_t)2 * w.d * a, sb = (size_t)2 * w.d * w.dst[k];
+    if (in_subtree(w.tree + sa, w.tree + sb, w.d)) {
+        w.found[k] = 1;
+        return;
+    }
     unsigned long long bit = 1ull << (k % 64);
     size_t at = (size_t)a * w.W + k / 64;
     atomicOr(&w.seen[at], bit);
@@ -374,7 +395,10 @@ __global__ void k_query_start(query_work w)
     push_next(w, a);
 }
 
-/* A thread per (frontier vertex, word). */
+/* A thread per (frontier vertex, word): for every child, the bits of
+ * queries not yet seen there whose target the child's labels contain. A
+ * bit already seen at a child cannot be its target's (a target is never
+ * marked seen), so only fresh bits are tested. */
 __global__ void k_query_expand(query_work w, int32_t nfront)
 {
     int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
@@ -385,8 +409,9 @@ __global__ void k_query_expand(query_work w, int32_t nfront)
     if (!bits) return;
     for (int64_t e = w.off[v]; e < w.off[v + 1]; e++) {
         int32_t c = w.adj[e];
-        const int32_t *lc = w.lab + (size_t)2 * w.d * c;
-        unsigned long long keep = 0, rest = bits;
+        size_t at = (size_t)c * w.W + word;
+        unsigned long long keep = 0, rest = bits & ~w.seen[at];
+        size_t sc = (size_t)2 * w.d * c;
         while (rest) {
             int j = __ffsll((long long)rest) - 1;
             rest &= rest - 1;
@@ -396,15 +421,13 @@ __global__ void k_query_expand(query_work w, int32_t nfront)
             size_t sb = (size_t)2 * w.d * b;
             if (c == b)
                 w.found[k] = 1;
-            else if (c < b && contains(lc, w.lab + sb, w.d)) {
-                if (in_subtree(w.tree + (size_t)2 * w.d * c, w.tree + sb, w.d))
+            else if (c < b && contains(w.lab + sc, w.lab + sb, w.d)) {
+                if (in_subtree(w.tree + sc, w.tree + sb, w.d))
                     w.found[k] = 1;
                 else
                     keep |= 1ull << j;
             }
         }
-        size_t at = (size_t)c * w.W + word;
-        keep &= ~w.seen[at];
         if (!keep) continue;
         keep &= ~atomicOr(&w.seen[at], keep);
         if (!keep) continue;
@@ -428,19 +451,35 @@ __global__ void k_query_unmark(query_work w, int32_t nfront)
     if (i < nfront) w.in_next[w.queue[i]] = 0;
 }
 
-kr_status run_chunk(kr_ctx *ctx, query_work w, int32_t n)
+/* The chunk's end: the seen words of the vertices it touched, and their
+ * flags, back to zero (cheaper than clearing n * W words). */
+__global__ void k_query_forget(query_work w, int32_t ntouched)
+{
+    int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (i >= (int64_t)ntouched * w.W) return;
+    int32_t v = w.touched_list[i / w.W];
+    w.seen[(size_t)v * w.W + i % w.W] = 0;
+    if (i % w.W == 0) w.touched[v] = 0;
+}
+
+kr_status read_count(kr_ctx *ctx, const int32_t *count, int32_t *h)
 {
     cudaStream_t s = kr_cuda(ctx)->stream;
-    size_t words = (size_t)n * w.W * 8;
-    KR_CUDA_TRY(ctx, cudaMemsetAsync(w.seen, 0, words, s));
+    KR_CUDA_TRY(ctx, cudaMemcpyAsync(h, count, 8, cudaMemcpyDeviceToHost, s));
+    return sync(ctx);
+}
+
+kr_status run_chunk(kr_ctx *ctx, query_work w)
+{
+    cudaStream_t s = kr_cuda(ctx)->stream;
     KR_CUDA_TRY(ctx, cudaMemsetAsync(w.found, 0, (size_t)w.q, s));
-    KR_CUDA_TRY(ctx, cudaMemsetAsync(w.count, 0, 4, s));
+    KR_CUDA_TRY(ctx, cudaMemsetAsync(w.count, 0, 8, s));
     k_query_start<<<blocks(w.q), kBlock, 0, s>>>(w);
-    int32_t nfront = 0;
-    KR_CUDA_TRY(
-        ctx, cudaMemcpyAsync(&nfront, w.count, 4, cudaMemcpyDeviceToHost, s));
-    KR_TRY(sync(ctx));
-    while (nfront > 0) {
+    KR_LAUNCH_CHECK(ctx);
+    int32_t counts[2];
+    KR_TRY(read_count(ctx, w.count, counts));
+    while (counts[0] > 0) {
+        int32_t nfront = counts[0];
         int32_t *t = w.queue;
         w.queue = w.queue_next; /* the pushes went to queue_next */
         w.queue_next = t;
@@ -453,21 +492,99 @@ kr_status run_chunk(kr_ctx *ctx, query_work w, int32_t n)
         unsigned long long *f = w.front;
         w.front = w.next;
         w.next = f;
-        KR_CUDA_TRY(ctx, cudaMemcpyAsync(&nfront, w.count, 4,
-                                         cudaMemcpyDeviceToHost, s));
-        KR_TRY(sync(ctx));
+        KR_TRY(read_count(ctx, w.count, counts));
     }
+    k_query_forget<<<blocks((int64_t)counts[1] * w.W), kBlock, 0, s>>>(
+        w, counts[1]);
+    KR_LAUNCH_CHECK(ctx);
     return KR_OK;
 }
 
-/* Words per vertex: enough for the batch, within about 3 GiB of bit
+/* Words per vertex: enough for the batch, within about 6 GiB of bit
  * arrays. */
 int32_t words_for(int64_t q, int32_t n)
 {
-    int64_t want = (q + 63) / 64, cap = (3ll << 30) / (24ll * (n + 1));
+    int64_t want = (q + 63) / 64, cap = (6ll << 30) / (24ll * (n + 1));
     if (want > 1024) want = 1024;
     if (cap < 1) cap = 1;
     return (int32_t)(want < cap ? want : cap);
+}
+
+/* The query workspace, kept with the index between batches (as the CPU
+ * index keeps its marks) and grown when a batch wants more words. */
+struct query_space {
+    int32_t W;
+    int32_t *src, *dst;
+    unsigned long long *seen, *front, *next;
+    int32_t *in_next, *touched, *queue, *queue_next, *touched_list, *count;
+    unsigned char *found;
+};
+
+void release_space(kr_ctx *ctx, query_space *q)
+{
+    void *p[] = {q->src,        q->dst,          q->seen,    q->front,
+                 q->next,       q->in_next,      q->touched, q->queue,
+                 q->queue_next, q->touched_list, q->count,   q->found};
+    for (void *x : p)
+        ctx->ops->release(ctx, x);
+    memset(q, 0, sizeof *q);
+}
+
+kr_status reserve_space(kr_ctx *ctx, int32_t n, int32_t W, query_space *q)
+{
+    if (q->W >= W) return KR_OK;
+    release_space(ctx, q);
+    size_t chunk = 64 * (size_t)W, words = (size_t)n * W * 8,
+           ni = (size_t)n * 4;
+    void **bufs[] = {
+        (void **)&q->src,          (void **)&q->dst,   (void **)&q->seen,
+        (void **)&q->front,        (void **)&q->next,  (void **)&q->in_next,
+        (void **)&q->touched,      (void **)&q->queue, (void **)&q->queue_next,
+        (void **)&q->touched_list, (void **)&q->count, (void **)&q->found};
+    size_t sizes[] = {chunk * 4, chunk * 4, words, words, words, ni,
+                      ni,        ni,        ni,    ni,    8,     chunk};
+    for (int i = 0; i < 12; i++)
+        if (dev_alloc(ctx, bufs[i], sizes[i]) != KR_OK) {
+            release_space(ctx, q);
+            return kr_fail(ctx, KR_ERR_NOMEM,
+                           "reach: out of GPU memory "
+                           "for the query bits (%d words per vertex)",
+                           W);
+        }
+    cudaStream_t s = kr_cuda(ctx)->stream;
+    KR_CUDA_TRY(ctx, cudaMemsetAsync(q->seen, 0, words, s));
+    KR_CUDA_TRY(ctx, cudaMemsetAsync(q->front, 0, words, s));
+    KR_CUDA_TRY(ctx, cudaMemsetAsync(q->next, 0, words, s));
+    KR_CUDA_TRY(ctx, cudaMemsetAsync(q->in_next, 0, ni, s));
+    KR_CUDA_TRY(ctx, cudaMemsetAsync(q->touched, 0, ni, s));
+    q->W = W;
+    return KR_OK;
+}
+
+query_work work_for(const kr_reach *R, const gpu_index *g, const query_space *q,
+                    int32_t W)
+{
+    query_work w;
+    memset(&w, 0, sizeof w);
+    w.d = R->d;
+    w.W = W;
+    w.off = g->off;
+    w.adj = g->adj;
+    w.lab = g->lab;
+    w.tree = g->tree;
+    w.src = q->src;
+    w.dst = q->dst;
+    w.seen = q->seen;
+    w.front = q->front;
+    w.next = q->next;
+    w.in_next = q->in_next;
+    w.touched = q->touched;
+    w.queue = q->queue;
+    w.queue_next = q->queue_next;
+    w.touched_list = q->touched_list;
+    w.count = q->count;
+    w.found = q->found;
+    return w;
 }
 
 } // namespace
@@ -478,7 +595,11 @@ extern "C" kr_status kr_grail_cuda_label(kr_ctx *ctx, kr_reach *R)
         return kr_fail(ctx, KR_ERR_ARG, "reach: at most %d labels on the GPU",
                        kMaxLabels);
     gpu_index *g = (gpu_index *)calloc(1, sizeof *g);
-    if (!g) return kr_fail(ctx, KR_ERR_NOMEM, "reach: out of host memory");
+    if (g) g->space = calloc(1, sizeof(query_space));
+    if (!g || !g->space) {
+        free(g);
+        return kr_fail(ctx, KR_ERR_NOMEM, "reach: out of host memory");
+    }
     g->ctx = ctx;
     R->gpu = g;
     KR_TRY(upload_dag(ctx, R->dag, g));
@@ -494,61 +615,28 @@ extern "C" kr_status kr_grail_cuda_query(kr_ctx *ctx, kr_reach *R, int64_t q,
                                          unsigned char *answer)
 {
     gpu_index *g = (gpu_index *)R->gpu;
-    int32_t n = g->n, W = words_for(q, n);
+    query_space *space = (query_space *)g->space;
+    int32_t W = words_for(q, g->n);
+    KR_TRY(reserve_space(ctx, g->n, W, space));
     int64_t chunk = 64ll * W;
-    query_work w;
-    memset(&w, 0, sizeof w);
-    w.d = R->d;
-    w.W = W;
-    w.off = g->off;
-    w.adj = g->adj;
-    w.lab = g->lab;
-    w.tree = g->tree;
-    int32_t *src = NULL, *dst = NULL;
-    size_t words = (size_t)n * W * 8;
-    kr_status st = KR_OK;
+    query_work w = work_for(R, g, space, W);
     int32_t *h = (int32_t *)malloc((size_t)2 * chunk * sizeof *h);
     if (!h) return kr_fail(ctx, KR_ERR_NOMEM, "reach: out of host memory");
-    void **bufs[] = {(void **)&src,     (void **)&dst,
-                     (void **)&w.seen,  (void **)&w.front,
-                     (void **)&w.next,  (void **)&w.in_next,
-                     (void **)&w.queue, (void **)&w.queue_next,
-                     (void **)&w.count, (void **)&w.found};
-    size_t sizes[] = {(size_t)chunk * 4,
-                      (size_t)chunk * 4,
-                      words,
-                      words,
-                      words,
-                      (size_t)n * 4,
-                      (size_t)n * 4,
-                      (size_t)n * 4,
-                      4,
-                      (size_t)chunk};
-    for (int i = 0; i < 10 && st == KR_OK; i++)
-        st = dev_alloc(ctx, bufs[i], sizes[i]);
-    cudaStream_t s = kr_cuda(ctx)->stream;
-    if (st == KR_OK) {
-        cudaMemsetAsync(w.front, 0, words, s);
-        cudaMemsetAsync(w.next, 0, words, s);
-        cudaMemsetAsync(w.in_next, 0, (size_t)n * 4, s);
-    }
-    w.src = src;
-    w.dst = dst;
+    kr_status st = KR_OK;
     for (int64_t base = 0; st == KR_OK && base < q; base += chunk) {
         w.q = (int32_t)(q - base < chunk ? q - base : chunk);
         for (int32_t k = 0; k < w.q; k++) {
             h[k] = dag_pairs[2 * (base + k)];
             h[chunk + k] = dag_pairs[2 * (base + k) + 1];
         }
-        st = ctx->ops->upload(ctx, src, h, (size_t)w.q * 4);
+        st = ctx->ops->upload(ctx, (void *)w.src, h, (size_t)w.q * 4);
         if (st == KR_OK)
-            st = ctx->ops->upload(ctx, dst, h + chunk, (size_t)w.q * 4);
-        if (st == KR_OK) st = run_chunk(ctx, w, n);
+            st = ctx->ops->upload(ctx, (void *)w.dst, h + chunk,
+                                  (size_t)w.q * 4);
+        if (st == KR_OK) st = run_chunk(ctx, w);
         if (st == KR_OK)
             st = ctx->ops->download(ctx, answer + base, w.found, (size_t)w.q);
     }
-    for (int i = 0; i < 10; i++)
-        ctx->ops->release(ctx, *bufs[i]);
     free(h);
     return st;
 }
@@ -557,6 +645,8 @@ extern "C" void kr_grail_cuda_free(kr_reach *R)
 {
     gpu_index *g = (gpu_index *)R->gpu;
     if (!g) return;
+    if (g->space) release_space(g->ctx, (query_space *)g->space);
+    free(g->space);
     g->ctx->ops->release(g->ctx, g->off);
     g->ctx->ops->release(g->ctx, g->adj);
     g->ctx->ops->release(g->ctx, g->lab);

@@ -25,7 +25,9 @@ struct kr_reach {
     int32_t *lab;   /* [v][i] = (lo, hi): 2 * d * dag->n entries   */
     int32_t *tree;  /* [v][i] = (first, post): v's subtree in the spanning
                        tree of traversal i was numbered first..post, v
-                       itself post; same layout                       */
+                       itself post; same layout. NULL when the labels
+                      were built on the GPU: it stays there, for the
+                      GPU queries' positive cut                     */
     kr_grail_ws ws; /* for kr_reach_query                          */
     void *gpu;      /* the device copy (grail.cu), or NULL         */
     kr_reach_info info;
