@@ -342,7 +342,9 @@ struct query_work {
                                                 between levels' use      */
     int32_t *in_next, *touched;              /* n flags, zero between uses */
     int32_t *queue, *queue_next, *touched_list;
-    int32_t *count; /* [0] pushes to queue_next, [1] touched vertices */
+    const int32_t *nfront; /* the size of queue, on the device          */
+    int32_t *count_next;   /* pushes to queue_next                      */
+    int32_t *ntouched;     /* vertices on touched_list                  */
     unsigned char *found;
 };
 
@@ -370,9 +372,9 @@ __device__ __forceinline__ bool in_subtree(const int32_t *ta, const int32_t *tb,
 __device__ void push_next(const query_work &w, int32_t c)
 {
     if (atomicExch(&w.in_next[c], 1) == 0)
-        w.queue_next[atomicAdd(&w.count[0], 1)] = c;
+        w.queue_next[atomicAdd(w.count_next, 1)] = c;
     if (atomicExch(&w.touched[c], 1) == 0)
-        w.touched_list[atomicAdd(&w.count[1], 1)] = c;
+        w.touched_list[atomicAdd(w.ntouched, 1)] = c;
 }
 
 /* Each query's source: answered at once when the target lies in its tree
@@ -395,14 +397,18 @@ __global__ void k_query_start(query_work w)
     push_next(w, a);
 }
 
-/* A thread per (frontier vertex, word): for every child, the bits of
+/* The level kernels loop over the frontier whose size they read on the
+ * device, so the host queues several levels between synchronisations. */
+#define FOR_FRONTIER(items, i)                                                 \
+    for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;           \
+         i < (items); i += (int64_t)gridDim.x * blockDim.x)
+
+/* An item per (frontier vertex, word): for every child, the bits of
  * queries not yet seen there whose target the child's labels contain. A
  * bit already seen at a child cannot be its target's (a target is never
  * marked seen), so only fresh bits are tested. */
-__global__ void k_query_expand(query_work w, int32_t nfront)
+__device__ void expand_one(const query_work &w, int64_t i)
 {
-    int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-    if (i >= (int64_t)nfront * w.W) return;
     int32_t v = w.queue[i / w.W];
     int32_t word = (int32_t)(i % w.W);
     unsigned long long bits = w.front[(size_t)v * w.W + word];
@@ -436,66 +442,91 @@ __global__ void k_query_expand(query_work w, int32_t nfront)
     }
 }
 
-/* The frontier's words cleared, its vertices free to join the next one. */
-__global__ void k_query_clear(query_work w, int32_t nfront)
+__global__ void k_query_expand(query_work w)
 {
-    int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-    if (i >= (int64_t)nfront * w.W) return;
-    int32_t v = w.queue[i / w.W];
-    w.front[(size_t)v * w.W + i % w.W] = 0;
+    FOR_FRONTIER((int64_t)*w.nfront * w.W, i) expand_one(w, i);
 }
 
-__global__ void k_query_unmark(query_work w, int32_t nfront)
+/* The frontier's words cleared, its vertices free to join the next one. */
+__global__ void k_query_clear(query_work w)
 {
-    int32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < nfront) w.in_next[w.queue[i]] = 0;
+    FOR_FRONTIER((int64_t)*w.nfront * w.W, i)
+    w.front[(size_t)w.queue[i / w.W] * w.W + i % w.W] = 0;
+}
+
+__global__ void k_query_unmark(query_work w)
+{
+    FOR_FRONTIER(*w.nfront, i) w.in_next[w.queue[i]] = 0;
 }
 
 /* The chunk's end: the seen words of the vertices it touched, and their
  * flags, back to zero (cheaper than clearing n * W words). */
-__global__ void k_query_forget(query_work w, int32_t ntouched)
+__global__ void k_query_forget(query_work w)
 {
-    int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
-    if (i >= (int64_t)ntouched * w.W) return;
-    int32_t v = w.touched_list[i / w.W];
-    w.seen[(size_t)v * w.W + i % w.W] = 0;
-    if (i % w.W == 0) w.touched[v] = 0;
+    FOR_FRONTIER((int64_t)*w.ntouched * w.W, i)
+    {
+        int32_t v = w.touched_list[i / w.W];
+        w.seen[(size_t)v * w.W + i % w.W] = 0;
+        if (i % w.W == 0) w.touched[v] = 0;
+    }
 }
 
 kr_status read_count(kr_ctx *ctx, const int32_t *count, int32_t *h)
 {
     cudaStream_t s = kr_cuda(ctx)->stream;
-    KR_CUDA_TRY(ctx, cudaMemcpyAsync(h, count, 8, cudaMemcpyDeviceToHost, s));
+    KR_CUDA_TRY(ctx, cudaMemcpyAsync(h, count, 4, cudaMemcpyDeviceToHost, s));
     return sync(ctx);
 }
 
-kr_status run_chunk(kr_ctx *ctx, query_work w)
+/* Levels queued between two looks at the frontier's size: a level that
+ * finds an empty frontier costs a few microseconds of launches. */
+constexpr int kLevelsPerSync = 8;
+
+/* One level: the frontier (queue, *nfront) expanded into (queue_next,
+ * *count_next); then the roles of the queues, counts and bit arrays swap. */
+kr_status enqueue_level(kr_ctx *ctx, query_work *w, int grid)
 {
     cudaStream_t s = kr_cuda(ctx)->stream;
+    KR_CUDA_TRY(ctx, cudaMemsetAsync(w->count_next, 0, 4, s));
+    k_query_unmark<<<grid, kBlock, 0, s>>>(*w);
+    k_query_expand<<<grid, kBlock, 0, s>>>(*w);
+    k_query_clear<<<grid, kBlock, 0, s>>>(*w);
+    KR_LAUNCH_CHECK(ctx);
+    int32_t *q = w->queue;
+    w->queue = w->queue_next;
+    w->queue_next = q;
+    int32_t *c = (int32_t *)w->nfront;
+    w->nfront = w->count_next;
+    w->count_next = c;
+    unsigned long long *f = w->front;
+    w->front = w->next;
+    w->next = f;
+    return KR_OK;
+}
+
+/* counts: [0] and [1] the two queues' sizes, [2] the touched vertices. */
+kr_status run_chunk(kr_ctx *ctx, query_work w, int32_t *counts)
+{
+    cudaStream_t s = kr_cuda(ctx)->stream;
+    int grid = kr_cuda(ctx)->sm_count * 8;
     KR_CUDA_TRY(ctx, cudaMemsetAsync(w.found, 0, (size_t)w.q, s));
-    KR_CUDA_TRY(ctx, cudaMemsetAsync(w.count, 0, 8, s));
+    KR_CUDA_TRY(ctx, cudaMemsetAsync(counts, 0, 12, s));
+    w.count_next = counts; /* the sources go to queue_next */
+    w.nfront = counts + 1;
+    w.ntouched = counts + 2;
     k_query_start<<<blocks(w.q), kBlock, 0, s>>>(w);
     KR_LAUNCH_CHECK(ctx);
-    int32_t counts[2];
-    KR_TRY(read_count(ctx, w.count, counts));
-    while (counts[0] > 0) {
-        int32_t nfront = counts[0];
-        int32_t *t = w.queue;
-        w.queue = w.queue_next; /* the pushes went to queue_next */
-        w.queue_next = t;
-        KR_CUDA_TRY(ctx, cudaMemsetAsync(w.count, 0, 4, s));
-        k_query_unmark<<<blocks(nfront), kBlock, 0, s>>>(w, nfront);
-        int64_t items = (int64_t)nfront * w.W;
-        k_query_expand<<<blocks(items), kBlock, 0, s>>>(w, nfront);
-        k_query_clear<<<blocks(items), kBlock, 0, s>>>(w, nfront);
-        KR_LAUNCH_CHECK(ctx);
-        unsigned long long *f = w.front;
-        w.front = w.next;
-        w.next = f;
-        KR_TRY(read_count(ctx, w.count, counts));
+    int32_t *q = w.queue; /* the sources' queue is the first frontier */
+    w.queue = w.queue_next;
+    w.queue_next = q;
+    w.nfront = counts;
+    w.count_next = counts + 1;
+    for (int32_t left = 1; left > 0;) {
+        for (int l = 0; l < kLevelsPerSync; l++)
+            KR_TRY(enqueue_level(ctx, &w, grid));
+        KR_TRY(read_count(ctx, w.nfront, &left));
     }
-    k_query_forget<<<blocks((int64_t)counts[1] * w.W), kBlock, 0, s>>>(
-        w, counts[1]);
+    k_query_forget<<<grid, kBlock, 0, s>>>(w);
     KR_LAUNCH_CHECK(ctx);
     return KR_OK;
 }
@@ -542,7 +573,7 @@ kr_status reserve_space(kr_ctx *ctx, int32_t n, int32_t W, query_space *q)
         (void **)&q->touched,      (void **)&q->queue, (void **)&q->queue_next,
         (void **)&q->touched_list, (void **)&q->count, (void **)&q->found};
     size_t sizes[] = {chunk * 4, chunk * 4, words, words, words, ni,
-                      ni,        ni,        ni,    ni,    8,     chunk};
+                      ni,        ni,        ni,    ni,    12,    chunk};
     for (int i = 0; i < 12; i++)
         if (dev_alloc(ctx, bufs[i], sizes[i]) != KR_OK) {
             release_space(ctx, q);
@@ -582,7 +613,6 @@ query_work work_for(const kr_reach *R, const gpu_index *g, const query_space *q,
     w.queue = q->queue;
     w.queue_next = q->queue_next;
     w.touched_list = q->touched_list;
-    w.count = q->count;
     w.found = q->found;
     return w;
 }
@@ -633,7 +663,7 @@ extern "C" kr_status kr_grail_cuda_query(kr_ctx *ctx, kr_reach *R, int64_t q,
         if (st == KR_OK)
             st = ctx->ops->upload(ctx, (void *)w.dst, h + chunk,
                                   (size_t)w.q * 4);
-        if (st == KR_OK) st = run_chunk(ctx, w);
+        if (st == KR_OK) st = run_chunk(ctx, w, space->count);
         if (st == KR_OK)
             st = ctx->ops->download(ctx, answer + base, w.found, (size_t)w.q);
     }
