@@ -165,6 +165,7 @@ START_TEST(generator_is_seeded)
               memcmp(A->adj, C->adj, (size_t)A->m * sizeof *A->adj));
     /* average out-degree about DEG */
     ck_assert(A->m > 3000 && A->m < 4200);
+    kr_graph_destroy(C);
     const char *bad[] = {"dag:",     "dag:0,3",   "dag:10",          "dag:10,x",
                          "tree:5,2", "dag:10,2,", "dag:3000000000,2"};
     for (int i = 0; i < 7; i++)
