@@ -273,7 +273,7 @@ static void print_text(const char *name, const kr_csr *A, const analyze_opts *o,
                a->gpu_pick.why);
     printf("precond:      %s\n", a->precond);
     printf("method:       %s\n", a->method);
-    printf("analysis:     %.3f s\n", a->seconds);
+    printf("analysis:     %.1f ms\n", a->seconds * 1e3);
 }
 
 static void json_blocks(cli_json *j, const analysis *a)

@@ -121,9 +121,9 @@ START_TEST(analyze_every_matrix)
         ck_assert_int_eq((int)kt_json_num(r.out, end, "sccs"), sccs);
         ck_assert_int_eq((int)kt_json_num(r.out, end, "largest_scc"), largest);
         ck_assert_int_eq((int)kt_json_num(r.out, end, "n"), A.nrows);
-        printf("analyze_every_matrix: %s: %d SCCs, largest %d, %.3f s\n",
+        printf("analyze_every_matrix: %s: %d SCCs, largest %d, %.2f ms\n",
                known[i].name, (int)sccs, (int)largest,
-               kt_json_num(r.out, end, "seconds"));
+               1e3 * kt_json_num(r.out, end, "seconds"));
         kt_output_free(&r);
         kr_graph_destroy(G);
         kr_csr_free(&A);
@@ -276,6 +276,35 @@ START_TEST(reach_rejects_bad_input)
 }
 END_TEST
 
+/* Blocks {1,2} {3,4} {5,6}: block 1 feeds block 2, block 2 feeds 3. */
+START_TEST(reach_blocks)
+{
+    const char *dir = kt_tmpdir();
+    char m[1024], b[1024];
+    snprintf(m, sizeof m, "%s",
+             kt_write_file(dir, "a.mtx",
+                           "%%MatrixMarket matrix coordinate real general\n"
+                           "6 6 10\n1 1 4\n2 2 4\n3 3 4\n4 4 4\n5 5 4\n"
+                           "6 6 4\n1 2 1\n2 1 1\n3 2 1\n6 4 1\n"));
+    snprintf(b, sizeof b, "%s",
+             kt_write_file(dir, "b.mtx",
+                           "%%MatrixMarket matrix array real general\n"
+                           "3 1\n2\n2\n2\n"));
+    const char *q = kt_write_file(dir, "q.txt", "0 2\n2 0\n1 2\n2 1\n");
+    kt_output r =
+        kt_command("", kt_krylov_bin(), NULL,
+                   "reach '%s' --blocks '%s' --queries '%s'", m, b, q);
+    ck_assert_msg(r.rc == 0, "%s", r.err);
+    ck_assert_str_eq(r.out, "1\n0\n1\n0\n");
+    kt_output_free(&r);
+    q = kt_write_file(dir, "q3.txt", "0 3\n");
+    r = kt_command("", kt_krylov_bin(), NULL,
+                   "reach '%s' --blocks '%s' --queries '%s'", m, b, q);
+    ck_assert_int_eq(r.rc, 3); /* only 3 blocks */
+    kt_output_free(&r);
+}
+END_TEST
+
 START_TEST(reach_bench_and_help)
 {
     kt_output r = kt_command("", kt_krylov_bin(), NULL,
@@ -302,6 +331,7 @@ int main(void)
     tcase_add_test(t, reach_answers_queries);
     tcase_add_test(t, reach_random_matrix);
     tcase_add_test(t, reach_rejects_bad_input);
+    tcase_add_test(t, reach_blocks);
     tcase_add_test(t, reach_bench_and_help);
     suite_add_tcase(s, t);
     return kt_run(s);
