@@ -402,10 +402,12 @@ typedef struct kr_reach_options {
 void kr_reach_options_default(kr_reach_options *o);
 
 /* The GRAIL index of a graph: its SCCs condensed into a DAG, d randomized
- * min-post interval labels per DAG vertex (Yildirim, Chaoji, Zaki 2010).
- * The labels are built where ctx runs: iterative DFS on the CPU, the
- * breadth-first passes of Quer and Calabrese on the GPU. The index keeps
- * its own copy of what it needs; G may be destroyed after. */
+ * interval labels per DAG vertex (Yildirim, Chaoji, Zaki 2010). SCCs are
+ * found on the host; the labels are built where ctx runs: min-post labels
+ * of d randomized iterative DFS on the CPU, [min, max] post-order labels
+ * of d random spanning trees by the level sweeps of Quer and Calabrese on
+ * the GPU (the index then keeps ctx: destroy it before ctx). The index
+ * keeps its own copy of what it needs; G may be destroyed after. */
 typedef struct kr_reach kr_reach;
 kr_status kr_reach_create(kr_ctx *ctx, const kr_graph *G,
                           const kr_reach_options *o, kr_reach **R);
@@ -417,8 +419,9 @@ int kr_reach_query(kr_reach *R, int32_t u, int32_t v);
 /* Answers q queries pairs[2k] -> pairs[2k+1] into answer[k] (0 or 1), on
  * the CPU with the context's threads, or on the GPU for an index built on
  * one (after a host pass that answers what the labels decide); the
- * number the labels and the topological order decided alone goes to
- * *by_labels when not NULL. */
+ * number decided without a search (the topological order, the labels and,
+ * on the CPU, the traversals' tree ranges) goes to *by_labels when not
+ * NULL. */
 kr_status kr_reach_query_batch(kr_ctx *ctx, kr_reach *R, int64_t q,
                                const int32_t *pairs, unsigned char *answer,
                                int64_t *by_labels);
