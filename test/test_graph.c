@@ -459,6 +459,77 @@ START_TEST(block_analysis_independent)
 }
 END_TEST
 
+/* Random matrices and partitions against brute force on the block level:
+ * the quotient's edges, its strongly connected groups (mutual reachability
+ * by Warshall's closure), block-triangularity, the longest path (levels)
+ * and the entries inside blocks. */
+START_TEST(block_analysis_random)
+{
+    kr_ctx *ctx = kt_cpu();
+    for (int trial = 0; trial < 20; trial++) {
+        uint64_t seed = 4000 + trial, rng = seed;
+        int32_t n = 60 + trial * 7, nb = 0, starts[400];
+        kr_csr A;
+        kt_random_csr(ctx, n, n, 1 + trial % 3, 1, seed, &A);
+        for (int32_t r = 0; r < n; nb++) { /* blocks of 1..6 rows */
+            starts[nb] = r;
+            r += 1 + (int32_t)(kt_rand_u64(&rng) % 6);
+            if (r > n) r = n;
+        }
+        starts[nb] = n;
+        unsigned char *R = calloc((size_t)nb * nb, 1);
+        int32_t *blk = malloc((size_t)n * sizeof *blk);
+        for (int32_t b = 0; b < nb; b++)
+            for (int32_t i = starts[b]; i < starts[b + 1]; i++)
+                blk[i] = b;
+        int64_t inside = 0, edges = 0;
+        for (int32_t i = 0; i < n; i++)
+            for (int32_t k = A.rowptr[i]; k < A.rowptr[i + 1]; k++) {
+                int32_t c = blk[A.colind[k]], b = blk[i];
+                inside += b == c;
+                if (b != c && A.val[k] != 0.0 && !R[(size_t)c * nb + b]) {
+                    R[(size_t)c * nb + b] = 1;
+                    edges++;
+                }
+            }
+        kr_block_analysis a;
+        ck_assert_int_eq(kr_block_analyze(ctx, &A, nb, starts, &a), KR_OK);
+        ck_assert_int_eq(a.dependencies, edges);
+        ck_assert_int_eq(a.nnz_inside, inside);
+        for (int32_t k = 0; k < nb; k++) /* Warshall: R = reachability */
+            for (int32_t i = 0; i < nb; i++)
+                if (R[(size_t)i * nb + k])
+                    for (int32_t j = 0; j < nb; j++)
+                        R[(size_t)i * nb + j] |= R[(size_t)k * nb + j];
+        int32_t groups = 0, cyclic = 0, widths = 0;
+        for (int32_t i = 0; i < nb; i++) {
+            int32_t first = i, size = 1;
+            for (int32_t j = 0; j < nb; j++)
+                if (j != i && R[(size_t)i * nb + j] && R[(size_t)j * nb + i]) {
+                    size++;
+                    if (j < first) first = j;
+                }
+            groups += first == i;
+            cyclic += first == i && size > 1;
+        }
+        for (int32_t l = 0; l < a.depth; l++)
+            widths += a.level_widths[l];
+        ck_assert_msg(a.groups == groups && a.cyclic_groups == cyclic,
+                      "seed %llu: groups %d/%d, cyclic %d/%d",
+                      (unsigned long long)seed, (int)a.groups, (int)groups,
+                      (int)a.cyclic_groups, (int)cyclic);
+        ck_assert_int_eq(a.block_triangular, cyclic == 0);
+        ck_assert_int_eq(widths, groups);
+        ck_assert_int_ge(a.depth, 1);
+        kr_block_analysis_free(&a);
+        free(R);
+        free(blk);
+        kr_csr_free(&A);
+    }
+    kr_ctx_destroy(ctx);
+}
+END_TEST
+
 /* -------------------------------------------------------- SCC blocking */
 
 START_TEST(scc_blocking_respects_components)
@@ -614,6 +685,7 @@ int main(void)
     tcase_add_test(t, gra_reads_and_rejects);
     tcase_add_test(t, block_analysis_small);
     tcase_add_test(t, block_analysis_independent);
+    tcase_add_test(t, block_analysis_random);
     tcase_add_test(t, scc_blocking_respects_components);
     tcase_add_test(t, gpu_matches_cpu);
     suite_add_tcase(s, t);
