@@ -6,6 +6,7 @@
 #include "drivers/commands.h"
 #include "drivers/graph_cli.h"
 #include "drivers/options.h"
+#include "graph/graph.h"
 #include "io/lines.h"
 #include "krylov.h"
 
@@ -218,14 +219,6 @@ static int read_queries(reach_run *r)
     return rc;
 }
 
-static uint64_t mix(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
-
 static int random_queries(reach_run *r, int64_t q)
 {
     uint64_t n = (uint64_t)kr_graph_vertices(r->G), s = (uint64_t)r->o->seed;
@@ -236,7 +229,7 @@ static int random_queries(reach_run *r, int64_t q)
     }
     for (int64_t k = 0; k < 2 * q; k++)
         r->pairs[k] =
-            n ? (int32_t)(mix(s * 0x100000001b3ull + (uint64_t)k) % n) : 0;
+            n ? (int32_t)(kr_mix64(s * 0x100000001b3ull + (uint64_t)k) % n) : 0;
     r->q = n ? q : 0;
     r->random = 1;
     return 0;
