@@ -4,8 +4,8 @@
  * right-hand side is A*ones, so the forward error is known too. Files are
  * Matrix Market or PETSc binary, told apart by their first bytes. */
 #include "drivers/block_cond.h"
-#include "drivers/graph_cli.h"
 #include "drivers/commands.h"
+#include "drivers/graph_cli.h"
 #include "drivers/history.h"
 #include "drivers/options.h"
 #include "drivers/petsc_style.h"
