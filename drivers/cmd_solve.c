@@ -5,6 +5,7 @@
  * Matrix Market or PETSc binary, told apart by their first bytes. */
 #include "drivers/block_cond.h"
 #include "drivers/commands.h"
+#include "drivers/graph_cli.h"
 #include "drivers/history.h"
 #include "drivers/interrupt.h"
 #include "drivers/options.h"
@@ -68,6 +69,11 @@ static const cli_opt solve_table[] = {
     {"--blocks", NULL, CLI_STR, OFF(blocks), 0, 0, NULL, "FILE",
      "bjacobi: the block sizes instead, a Matrix Market array (nb x 1) of "
      "integers 1..32 summing to n"},
+    {"--blocking", NULL, CLI_CHOICE, OFF(blocking), 0, 0, cli_blocking_names,
+     "B",
+     "bjacobi: supervariable blocks, or scc: no block across a change of "
+     "strongly connected component of A's graph (long SCC runs cut by "
+     "supervariables)"},
     {"--bjacobi-singular", NULL, CLI_CHOICE, OFF(bjacobi_singular), 0, 0,
      singular_names, "P",
      "bjacobi: a singular diagonal block gets scalar Jacobi, the identity, "
@@ -156,6 +162,7 @@ static void solve_defaults(solve_opts *o)
     o->device = "auto";
     o->block_size = 32;
     o->bjacobi_singular = "jacobi";
+    o->blocking = "supervariable";
 }
 
 static void print_help(void)
@@ -432,6 +439,7 @@ static int setup(solve_run *r)
     kr_precond_options_default(&po);
     po.block_size = r->o->block_size;
     po.singular = singular_policy(r->o->bjacobi_singular);
+    po.blocking = cli_blocking_of(r->o->blocking);
     int32_t *sizes = NULL;
     if (r->o->blocks && !strcmp(r->o->precond, "bjacobi")) {
         int rc = read_blocks(r, &sizes, &po.nblocks);

@@ -8,5 +8,7 @@ int cli_cmd_gen(int argc, char **argv);
 /* Runs krylov-petsc next to the binary (drivers/petsc/). */
 int cli_cmd_compare_petsc(int argc, char **argv);
 int cli_cmd_bench(int argc, char **argv);
+int cli_cmd_reach(int argc, char **argv);
+int cli_cmd_analyze(int argc, char **argv);
 
 #endif

@@ -27,6 +27,11 @@ static const command commands[] = {
     {"bench", cli_cmd_bench,
      "benchmarks: SpMV per format (bench spmv), solves (bench solve), "
      "batched block inversion and block-Jacobi stages (bench gje)"},
+    {"analyze", cli_cmd_analyze,
+     "report a matrix's structure, its SCCs and block dependencies, and "
+     "the format, preconditioner and method to use"},
+    {"reach", cli_cmd_reach,
+     "reachability queries on a matrix or graph (GRAIL index)"},
 };
 
 #define NCOMMANDS (sizeof commands / sizeof commands[0])

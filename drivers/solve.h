@@ -24,6 +24,7 @@ typedef struct solve_opts {
     /* block-Jacobi: max block size, block sizes file, singular policy */
     int block_size;
     const char *blocks, *bjacobi_singular;
+    const char *blocking; /* supervariable | scc */
 } solve_opts;
 
 /* Everything one solve holds; freed by cli_solve_free. */

@@ -268,6 +268,14 @@ typedef enum kr_singular_policy {
     KR_SINGULAR_ERROR
 } kr_singular_policy;
 
+/* How block-Jacobi cuts the rows into blocks when no sizes are given. */
+typedef enum kr_blocking {
+    KR_BLOCKING_SUPERVARIABLE = 0, /* rows with one pattern, merged to K */
+    KR_BLOCKING_SCC                /* never across a change of strongly
+                                      connected component of the matrix
+                                      graph; long runs by supervariables */
+} kr_blocking;
+
 /* Options of the preconditioners that take any (others ignore them). */
 typedef struct kr_precond_options {
     size_t size;                 /* sizeof(kr_precond_options) as the
@@ -283,6 +291,7 @@ typedef struct kr_precond_options {
     int fixed;                   /* 1: blocks of exactly block_size rows (the
                                     last one shorter); default 0              */
     kr_singular_policy singular; /* default KR_SINGULAR_JACOBI              */
+    kr_blocking blocking;        /* default KR_BLOCKING_SUPERVARIABLE       */
 } kr_precond_options;
 
 void kr_precond_options_default(kr_precond_options *o);
@@ -489,6 +498,127 @@ kr_status kr_matrix_time_apply(kr_matrix *M, const kr_vec *x, kr_vec *y,
  * bandwidth counts bytes read plus bytes written. */
 kr_status kr_ctx_copy_bandwidth(kr_ctx *ctx, size_t bytes, int reps,
                                 double *bytes_per_s);
+
+/* ------------------------------------------------ graphs and reachability */
+
+/* A directed graph on vertices 0..n-1 (GRAIL reachability, graph/). Build
+ * once, query many: kr_reach_create indexes a graph; the index answers
+ * "does u reach v" one at a time or in batches. */
+typedef struct kr_graph kr_graph;
+
+/* The matrix graph of a square A: edge j -> i when a_ij != 0 and i != j
+ * (x_i depends on x_j). */
+kr_status kr_graph_from_csr(kr_ctx *ctx, const kr_csr *A, kr_graph **G);
+/* From m edges src[e] -> dst[e], vertices 0..n-1 (checked). */
+kr_status kr_graph_from_edges(kr_ctx *ctx, int32_t n, int64_t m,
+                              const int32_t *src, const int32_t *dst,
+                              kr_graph **G);
+/* Reads GRAIL's text format (.gra, or .gra.gz through zlib):
+ * "graph_for_greach", the vertex count N, then one line "v: w1 w2 ... #"
+ * per vertex. A malformed file is KR_ERR_FORMAT naming file:line. */
+kr_status kr_graph_read_gra(kr_ctx *ctx, const char *path, kr_graph **G);
+/* A generated graph: "dag:N,DEG[,SEED]" is a random DAG of N vertices and
+ * average out-degree DEG (edges from each vertex to uniformly random later
+ * vertices of a hidden random order: deep), the same for a seed on any
+ * thread count. A bad spec is KR_ERR_ARG. */
+kr_status kr_graph_generate(kr_ctx *ctx, const char *spec, kr_graph **G);
+void kr_graph_destroy(kr_graph *G);
+int32_t kr_graph_vertices(const kr_graph *G);
+int64_t kr_graph_edges(const kr_graph *G);
+/* The out-neighbours of v: *count of them at *out (borrowed). */
+void kr_graph_out(const kr_graph *G, int32_t v, const int32_t **out,
+                  int64_t *count);
+
+/* Strongly connected components without recursion (iterative Tarjan):
+ * comp[v] in 0..*ncomp-1, numbered in a topological order of the
+ * condensation (an edge u -> v has comp[u] <= comp[v]). */
+kr_status kr_graph_scc(kr_ctx *ctx, const kr_graph *G, int32_t *comp,
+                       int32_t *ncomp);
+/* Components of the graph with edge directions ignored. */
+kr_status kr_graph_weak_components(kr_ctx *ctx, const kr_graph *G,
+                                   int32_t *count);
+
+typedef struct kr_reach_options {
+    int labels;    /* d, interval labels per vertex, 1..16; default 5 */
+    uint64_t seed; /* of the randomized traversals; default 1          */
+} kr_reach_options;
+void kr_reach_options_default(kr_reach_options *o);
+
+/* The GRAIL index of a graph: its SCCs condensed into a DAG, d randomized
+ * interval labels per DAG vertex (Yildirim, Chaoji, Zaki 2010). SCCs are
+ * found on the host; the labels are built where ctx runs: min-post labels
+ * of d randomized iterative DFS on the CPU, [min, max] post-order labels
+ * of d random spanning trees by the level sweeps of Quer and Calabrese on
+ * the GPU (the index then keeps ctx: destroy it before ctx). The index
+ * keeps its own copy of what it needs; G may be destroyed after. */
+typedef struct kr_reach kr_reach;
+kr_status kr_reach_create(kr_ctx *ctx, const kr_graph *G,
+                          const kr_reach_options *o, kr_reach **R);
+void kr_reach_destroy(kr_reach *R);
+/* 1 when u reaches v (every vertex reaches itself), 0 when not, -1 when u
+ * or v is out of range. Uses the index's one workspace: not for
+ * concurrent calls (kr_reach_query_batch is). */
+int kr_reach_query(kr_reach *R, int32_t u, int32_t v);
+/* Answers q queries pairs[2k] -> pairs[2k+1] into answer[k] (0 or 1), on
+ * the CPU with the context's threads, or on the GPU for an index built on
+ * one (after a host pass that answers what the labels decide); the
+ * number decided without a search (the topological order, the labels and,
+ * on the CPU, the traversals' tree ranges) goes to *by_labels when not
+ * NULL. */
+kr_status kr_reach_query_batch(kr_ctx *ctx, kr_reach *R, int64_t q,
+                               const int32_t *pairs, unsigned char *answer,
+                               int64_t *by_labels);
+
+typedef struct kr_reach_info {
+    int32_t vertices;     /* of the graph                          */
+    int32_t components;   /* SCCs: vertices of the DAG             */
+    int32_t largest;      /* vertices of the largest SCC           */
+    int64_t dag_edges;    /* edges of the condensation             */
+    int labels;           /* d                                     */
+    size_t bytes;         /* host memory of the index              */
+    size_t device_bytes;  /* GPU memory of the index (0 on the CPU) */
+    double scc_seconds;   /* SCCs and condensation                 */
+    double label_seconds; /* the d labelings                       */
+} kr_reach_info;
+void kr_reach_get_info(const kr_reach *R, kr_reach_info *info);
+/* The DAG vertex (SCC) of v, and its labels: lo[i] <= hi[i], i < d. */
+int32_t kr_reach_component(const kr_reach *R, int32_t v);
+void kr_reach_labels(const kr_reach *R, int32_t v, int32_t *lo, int32_t *hi);
+
+/* ------------------------------------------------ block-structure analysis */
+
+/* The quotient graph of a block partition of a square A (block b is rows
+ * starts[b] .. starts[b+1]-1, nb blocks): vertex = diagonal block, edge
+ * c -> b when some a_ij != 0 with i in block b and j in block c != b. */
+kr_status kr_graph_quotient(kr_ctx *ctx, const kr_csr *A, int32_t nb,
+                            const int32_t *starts, kr_graph **Q);
+
+typedef struct kr_block_analysis {
+    int32_t nblocks;
+    int64_t dependencies;  /* edges of the quotient graph            */
+    int32_t groups;        /* its SCCs: strongly connected block groups */
+    int32_t largest_group; /* blocks in the largest                  */
+    int32_t cyclic_groups; /* groups of more than one block          */
+    int block_triangular;  /* 1 when every group is one block: block
+                              forward substitution in topological order
+                              solves A exactly                        */
+    int32_t depth;         /* levels of the group DAG                */
+    int32_t *level_widths; /* groups per level, depth entries        */
+    int32_t max_width;
+    int32_t weak_components; /* of the quotient graph                  */
+    int64_t nnz, nnz_inside; /* entries of A, and those inside blocks  */
+} kr_block_analysis;
+
+/* Analyses the partition; free a->level_widths with
+ * kr_block_analysis_free. */
+kr_status kr_block_analyze(kr_ctx *ctx, const kr_csr *A, int32_t nb,
+                           const int32_t *starts, kr_block_analysis *a);
+void kr_block_analysis_free(kr_block_analysis *a);
+/* The partition bjacobi would make for A with options o (NULL: the
+ * defaults): *starts malloc'ed with *nb + 1 entries, freed with free(). */
+kr_status kr_block_partition(kr_ctx *ctx, const kr_csr *A,
+                             const kr_precond_options *o, int32_t *nb,
+                             int32_t **starts);
 
 #ifdef __cplusplus
 }

@@ -124,6 +124,8 @@ static kr_status partition(kr_ctx *ctx, const kr_csr *A, const bj_setup_mem *w,
                                &starts);
     else if (o->fixed)
         st = kr_blocking_fixed(ctx, A->nrows, o->block_size, &nb, &starts);
+    else if (o->blocking == KR_BLOCKING_SCC)
+        st = kr_blocking_scc(ctx, A, o->block_size, &nb, &starts);
     else
         st = supervariables(ctx, m, w, o->block_size, &nb, &starts);
     if (st == KR_OK) st = kr_gje_batch_create(ctx, nb, starts, &m->bb);

@@ -6,6 +6,7 @@
 #include "precond/blocking.h"
 
 #include "core/error.h"
+#include "graph/graph.h"
 #include "precond/gje_batch.h"
 
 #include <stdlib.h>
@@ -70,6 +71,65 @@ kr_status kr_blocking_supervariables(kr_ctx *ctx, const kr_csr *A, int32_t max,
     if (st == KR_OK)
         st = kr_blocking_from_flags(ctx, A->nrows, flags, max, nb, starts);
     free(flags);
+    return st;
+}
+
+/* Appends the blocks of rows [s, e) to starts[*nb..]: one block when the
+ * run fits, else its supervariables merged while they fit. */
+static void cut_run(int32_t s, int32_t e, const unsigned char *flags,
+                    int32_t max, int32_t *starts, int32_t *nb)
+{
+    int32_t open = *nb; /* first block of this run */
+    int32_t sv = s;     /* start of the current supervariable */
+    for (int32_t i = s; i <= e; i++) {
+        int boundary = i == e || (i > s && (flags[i] || i - sv >= max));
+        if (!boundary && i > s) continue;
+        if (i > s) { /* supervariable [sv, i) ends: merge or open */
+            if (*nb == open || i - starts[*nb - 1] > max) starts[(*nb)++] = sv;
+        }
+        sv = i;
+    }
+}
+
+static kr_status scc_runs(kr_ctx *ctx, const kr_csr *A, const int32_t *comp,
+                          int32_t max, int32_t *nb, int32_t **starts)
+{
+    int32_t n = A->nrows;
+    unsigned char *flags = malloc((size_t)n + 1);
+    if (!flags) return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
+    kr_gje_csr H = {A->nrows, A->nnz, A->rowptr, A->colind, A->val};
+    kr_status st = kr_gje_batch_cpu_ops()->pattern_flags(ctx, &H, flags);
+    if (st == KR_OK) st = alloc_starts(ctx, n, starts);
+    if (st == KR_OK) {
+        int32_t count = 0;
+        for (int32_t s = 0, e; s < n; s = e) {
+            for (e = s + 1; e < n && comp[e] == comp[s]; e++)
+                ;
+            if (e - s <= max)
+                (*starts)[count++] = s;
+            else
+                cut_run(s, e, flags, max, *starts, &count);
+        }
+        (*starts)[count] = n;
+        *nb = count;
+    }
+    free(flags);
+    return st;
+}
+
+kr_status kr_blocking_scc(kr_ctx *ctx, const kr_csr *A, int32_t max,
+                          int32_t *nb, int32_t **starts)
+{
+    KR_TRY(check_max(ctx, max));
+    kr_graph *G;
+    KR_TRY(kr_graph_from_csr(ctx, A, &G));
+    int32_t *comp = malloc(((size_t)A->nrows + 1) * sizeof *comp);
+    int32_t ncomp;
+    kr_status st = comp ? kr_graph_scc(ctx, G, comp, &ncomp)
+                        : kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
+    kr_graph_destroy(G);
+    if (st == KR_OK) st = scc_runs(ctx, A, comp, max, nb, starts);
+    free(comp);
     return st;
 }
 

@@ -25,6 +25,15 @@ kr_status kr_blocking_from_flags(kr_ctx *ctx, int32_t n,
                                  const unsigned char *flags, int32_t max,
                                  int32_t *nb, int32_t **starts);
 
+/* SCC-aware blocking: a block never holds rows of two strongly connected
+ * components of A's graph (edge j -> i for a_ij != 0). Blocks are runs of
+ * consecutive rows, so each maximal run of rows in one SCC is cut on its
+ * own: a run of at most max rows is one block, a longer one is cut into
+ * supervariables merged greedily as kr_blocking_supervariables does, never
+ * past the run's end. */
+kr_status kr_blocking_scc(kr_ctx *ctx, const kr_csr *A, int32_t max,
+                          int32_t *nb, int32_t **starts);
+
 /* Blocks of k rows, the last one shorter when k does not divide n. */
 kr_status kr_blocking_fixed(kr_ctx *ctx, int32_t n, int32_t k, int32_t *nb,
                             int32_t **starts);

@@ -1,0 +1,108 @@
+/* Helpers of the graph commands (reach, analyze). */
+#include "drivers/graph_cli.h"
+
+#include "drivers/options.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const *cli_graph_device_names(void)
+{
+    static const char *const names[] = {"auto", "cpu", "cuda", NULL};
+    return names;
+}
+
+/* in the order of kr_blocking */
+const char *const *cli_blocking_names(void)
+{
+    static const char *const names[] = {"supervariable", "scc", NULL};
+    return names;
+}
+
+kr_device cli_graph_device(const char *name)
+{
+    if (!strcmp(name, "cpu")) return KR_DEVICE_CPU;
+    if (!strcmp(name, "cuda")) return KR_DEVICE_CUDA;
+    return KR_DEVICE_AUTO;
+}
+
+kr_blocking cli_blocking_of(const char *name)
+{
+    return name && !strcmp(name, "scc") ? KR_BLOCKING_SCC
+                                        : KR_BLOCKING_SUPERVARIABLE;
+}
+
+int cli_lib_error(kr_ctx *ctx, kr_status st, const char *path)
+{
+    const char *msg = kr_ctx_error(ctx);
+    if (!*msg) msg = kr_status_name(st);
+    if (path && !strstr(msg, path))
+        cli_error("%s: %s", path, msg);
+    else
+        cli_error("%s", msg);
+    return cli_exit_code(st);
+}
+
+int cli_is_gra(const char *path)
+{
+    size_t n = strlen(path);
+    return (n >= 4 && !strcmp(path + n - 4, ".gra")) ||
+           (n >= 7 && !strcmp(path + n - 7, ".gra.gz"));
+}
+
+int cli_read_block_sizes(kr_ctx *ctx, const char *path, int32_t **sizes,
+                         int32_t *nb)
+{
+    int32_t rows = 0, cols = 0;
+    double *v = NULL;
+    *sizes = NULL;
+    kr_status st = kr_read_dense_mtx(ctx, path, &rows, &cols, &v);
+    if (st != KR_OK) return cli_lib_error(ctx, st, path);
+    int64_t count = (int64_t)rows * cols;
+    int rc = 0;
+    if (rows != 1 && cols != 1) {
+        cli_error("%s: block sizes must be one column or one row, not %d x "
+                  "%d",
+                  path, (int)rows, (int)cols);
+        rc = CLI_EXIT_INPUT;
+    }
+    *sizes = malloc(((size_t)count + 1) * sizeof **sizes);
+    if (!rc && !*sizes) {
+        cli_error("out of memory");
+        rc = CLI_EXIT_DEVICE;
+    }
+    for (int64_t i = 0; !rc && i < count; i++) {
+        if (v[i] != floor(v[i]) || v[i] < 1 || v[i] > 32) {
+            cli_error("%s: block size %lld is %g, not an integer in 1..32",
+                      path, (long long)i + 1, v[i]);
+            rc = CLI_EXIT_INPUT;
+        } else {
+            (*sizes)[i] = (int32_t)v[i];
+        }
+    }
+    *nb = (int32_t)count;
+    free(v);
+    return rc;
+}
+
+int cli_partition(kr_ctx *ctx, const kr_csr *A, const char *blocks_file, int k,
+                  kr_blocking blocking, int32_t *nb, int32_t **starts)
+{
+    kr_precond_options po;
+    kr_precond_options_default(&po);
+    po.block_size = k;
+    po.blocking = blocking;
+    int32_t *sizes = NULL;
+    if (blocks_file) {
+        int rc = cli_read_block_sizes(ctx, blocks_file, &sizes, &po.nblocks);
+        if (rc) {
+            free(sizes);
+            return rc;
+        }
+        po.block_sizes = sizes;
+    }
+    kr_status st = kr_block_partition(ctx, A, &po, nb, starts);
+    free(sizes);
+    return st == KR_OK ? 0 : cli_lib_error(ctx, st, blocks_file);
+}
