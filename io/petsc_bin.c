@@ -218,13 +218,54 @@ static kr_status sort_rows(kr_ctx *ctx, const char *path, kr_csr *A)
     return KR_OK;
 }
 
+/* Reads `count` elements of `size` bytes into a new array *out with
+ * `lead` zeroed elements in front and one spare behind. When the input's
+ * size is unknown (a pipe, gzip) the array grows as the data arrives, so
+ * a short input never costs what its header claims. */
+static kr_status read_array(kr_ctx *ctx, kr_source *S, size_t lead,
+                            size_t count, size_t size, void **out)
+{
+    enum { FIRST = 1 << 16 };
+    size_t total = lead + count + 1;
+    size_t cap = S->size >= 0 || total <= lead + FIRST ? total : lead + FIRST;
+    unsigned char *a = calloc(cap, size);
+    size_t have = 0;
+    kr_status st = KR_OK;
+    while (a && st == KR_OK && have < count) {
+        if (lead + have + 1 == cap) {
+            size_t grown = cap * 2 < total ? cap * 2 : total;
+            unsigned char *b = realloc(a, grown * size);
+            if (!b) break;
+            a = b;
+            cap = grown;
+        }
+        size_t want = cap - 1 - lead - have;
+        if (want > count - have) want = count - have;
+        st = read_raw(ctx, S, a + (lead + have) * size, want * size);
+        have += want;
+    }
+    if (st == KR_OK && have < count)
+        st = kr_fail(ctx, KR_ERR_NOMEM, "%s: out of memory for %zu values",
+                     S->path, count);
+    if (st != KR_OK) {
+        free(a);
+        return st;
+    }
+    *out = a;
+    return KR_OK;
+}
+
 static kr_status read_mat_body(kr_ctx *ctx, kr_source *S, kr_csr *A)
 {
     const char *path = S->path;
     size_t m = (size_t)A->nrows, nz = (size_t)A->nnz;
-    KR_TRY(read_raw(ctx, S, A->rowptr + 1, 4 * m));
-    KR_TRY(read_raw(ctx, S, A->colind, 4 * nz));
-    KR_TRY(read_raw(ctx, S, A->val, 8 * nz));
+    void *p;
+    KR_TRY(read_array(ctx, S, 1, m, 4, &p));
+    A->rowptr = p;
+    KR_TRY(read_array(ctx, S, 0, nz, 4, &p));
+    A->colind = p;
+    KR_TRY(read_array(ctx, S, 0, nz, 8, &p));
+    A->val = p;
     KR_TRY(expect_end(ctx, S));
     int32_from_be(A->rowptr + 1, m);
     int32_from_be(A->colind, nz);
@@ -290,7 +331,9 @@ kr_status kr_read_petsc_mat_from(kr_ctx *ctx, kr_source *S, unsigned flags,
     kr_status st;
     KR_CHECK(st, read_header(ctx, S, KR_PETSC_MAT_ID, h, 16), done);
     KR_CHECK(st, mat_sizes(ctx, S, flags, h, &M, &N, &nz), done);
-    KR_CHECK(st, kr_csr_alloc(ctx, M, N, nz, A), done);
+    A->nrows = M;
+    A->ncols = N;
+    A->nnz = nz;
     KR_CHECK(st, read_mat_body(ctx, S, A), done);
     if (flags & KR_READ_SYSTEM) st = kr_read_check_rows(ctx, S->path, A);
 done:
@@ -330,13 +373,9 @@ kr_status kr_read_petsc_vec_from(kr_ctx *ctx, kr_source *S, int32_t *n,
         st,
         kr_io_check_memory(ctx, S->path, 8.0 * len, "a vector of this length"),
         done);
-    v = malloc(((size_t)len + 1) * sizeof *v);
-    if (!v) {
-        st = kr_fail(ctx, KR_ERR_NOMEM, "%s: out of memory for %d values",
-                     S->path, len);
-        goto done;
-    }
-    KR_CHECK(st, read_raw(ctx, S, v, 8 * (size_t)len), done);
+    void *p = NULL;
+    KR_CHECK(st, read_array(ctx, S, 0, (size_t)len, 8, &p), done);
+    v = p;
     KR_CHECK(st, expect_end(ctx, S), done);
     double_from_be(v, (size_t)len);
     for (int32_t i = 0; i < len && st == KR_OK; i++)

@@ -51,5 +51,8 @@ void kr_source_close(kr_source *S);
  * it before anything is allocated for them. */
 kr_status kr_io_check_memory(kr_ctx *ctx, const char *where, double bytes,
                              const char *what);
+/* Lowers the memory kr_io_check_memory allows (tests and fuzz targets);
+ * 0 restores the machine's. Not thread-safe: set it before reading. */
+void kr_io_set_memory_cap(double bytes);
 
 #endif
