@@ -131,6 +131,14 @@ $(BUILD)/examples/%: examples/%.c $(BUILD)/libkrylov.a
 $(BUILD)/test/test_fuzz_replay: TEST_EXTRA = $(DRIVER_LIB_OBJ)
 $(BUILD)/test/test_fuzz_replay: $(DRIVER_LIB_OBJ) $(FUZZ_SRC) test/fuzz/fuzz.h
 
+# The allocation-failure sweep wraps the allocator at link time, so the
+# library needs no hooks (and, with CUDA, the device pool's allocator).
+ALLOCFAIL_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free
+ifeq ($(CUDA),1)
+  ALLOCFAIL_WRAP += -DKR_TEST_CUDA -Wl,--wrap=cudaMallocFromPoolAsync
+endif
+$(BUILD)/test/test_allocfail: TEST_EXTRA = $(ALLOCFAIL_WRAP)
+
 $(BUILD)/test/%: test/%.c $(TESTUTIL) $(BUILD)/libkrylov.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -o $@ $< $(TESTUTIL) $(TEST_EXTRA) \
