@@ -172,8 +172,6 @@ kr_status kr_read_mtx_from(kr_ctx *ctx, kr_source *S, unsigned flags, kr_csr *A)
     if (h.array) drop_zeros(&E);
     kr_status st = build_csr(ctx, S->path, &h, &E, A);
     kr_mtx_entries_free(&E);
-    if (st == KR_OK && (flags & KR_READ_SYSTEM))
-        st = kr_read_check_rows(ctx, S->path, A);
     if (st != KR_OK) kr_csr_free(A);
     return st;
 }

@@ -334,8 +334,7 @@ kr_status kr_read_petsc_mat_from(kr_ctx *ctx, kr_source *S, unsigned flags,
     A->nrows = M;
     A->ncols = N;
     A->nnz = nz;
-    KR_CHECK(st, read_mat_body(ctx, S, A), done);
-    if (flags & KR_READ_SYSTEM) st = kr_read_check_rows(ctx, S->path, A);
+    st = read_mat_body(ctx, S, A);
 done:
     if (st != KR_OK) kr_csr_free(A);
     return st;

@@ -14,17 +14,6 @@ enum {
     KR_PETSC_VEC_CLASSID = 1211214  /* VEC_FILE_CLASSID in petscvec.h */
 };
 
-kr_status kr_read_check_rows(kr_ctx *ctx, const char *path, const kr_csr *A)
-{
-    for (int32_t i = 0; i < A->nrows; i++)
-        if (A->rowptr[i + 1] == A->rowptr[i])
-            return kr_fail(ctx, KR_ERR_FORMAT,
-                           "%s: row %d has no entries, so the matrix is "
-                           "singular",
-                           path, i + 1);
-    return KR_OK;
-}
-
 static uint32_t be32(const unsigned char *p)
 {
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 |

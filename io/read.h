@@ -13,9 +13,11 @@
 
 typedef enum kr_read_flags {
     /* The matrix of a linear system: refused, naming the line (Matrix
-     * Market) or the header (PETSc), when not square, 0 x 0, or with an
-     * empty row (singular), which a file with fewer entries than rows
-     * proves before anything is allocated for its rows. */
+     * Market) or the header (PETSc), when not square, 0 x 0, or when its
+     * size line declares fewer entries than rows, which proves an empty
+     * row (singular) before anything is allocated for the rows. An empty
+     * row found otherwise is left to the solve (a consistent singular
+     * system can be solved; Jacobi names the zero diagonal). */
     KR_READ_SYSTEM = 1u << 0
 } kr_read_flags;
 
@@ -26,9 +28,6 @@ typedef enum kr_input_kind {
     KR_INPUT_PETSC_VEC,    /* big-endian VEC_FILE_CLASSID              */
     KR_INPUT_PETSC_SWAPPED /* a PETSc class id written little-endian   */
 } kr_input_kind;
-
-/* Refuses a matrix with an empty row (KR_READ_SYSTEM), naming it. */
-kr_status kr_read_check_rows(kr_ctx *ctx, const char *path, const kr_csr *A);
 
 kr_status kr_input_kind_of(kr_ctx *ctx, kr_source *S, kr_input_kind *kind);
 
