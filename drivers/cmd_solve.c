@@ -161,7 +161,8 @@ static void print_help(void)
            "stopped, the recursive and true\nrelative residuals, the forward "
            "error (when b = A*ones), setup and solve times.\nPETSc binary "
            "files (MatView/VecView output) are recognised by their "
-           "content.\n\noptions:\n");
+           "content.\nEach input is read once, so it may be a pipe: '-' "
+           "is standard input (for A or -b).\n\noptions:\n");
     cli_solve_print_options(stdout);
     printf("\nexample:\n  krylov solve --gen poisson3d:32 --method cg "
            "--precond jacobi -o x.mtx\n");
