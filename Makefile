@@ -101,8 +101,17 @@ $(BUILD)/libkrylov.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/libkrylov.so: $(LIB_OBJ)
-	$(CC) -shared -o $@ $^ $(LDLIBS)
+# The shared library exports the functions include/krylov.h declares and
+# nothing else (the internals, and the CUDA runtime linked into it, stay
+# local): a linker version script made from the header.
+$(BUILD)/exports.map: include/krylov.h
+	@mkdir -p $(dir $@)
+	{ echo '{ global:'; grep -oE '\bkr_[a-z0-9_]+ *\([^*]' $< | \
+	    sed 's/ *(.$$/;/' | sort -u; echo 'local: *; };'; } >$@
+
+$(BUILD)/libkrylov.so: $(LIB_OBJ) $(BUILD)/exports.map
+	$(CC) -shared -o $@ $(LIB_OBJ) \
+	    -Wl,--version-script=$(BUILD)/exports.map $(LDLIBS)
 
 $(BUILD)/krylov: $(DRIVER_OBJ) $(BUILD)/libkrylov.a
 	$(CC) -o $@ $(DRIVER_OBJ) $(BUILD)/libkrylov.a $(LDLIBS)
@@ -133,7 +142,8 @@ $(BUILD)/test/test_fuzz_replay: $(DRIVER_LIB_OBJ) $(FUZZ_SRC) test/fuzz/fuzz.h
 
 # The allocation-failure sweep wraps the allocator at link time, so the
 # library needs no hooks (and, with CUDA, the device pool's allocator).
-ALLOCFAIL_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free
+ALLOCFAIL_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free \
+                  -Wl,--wrap=strdup
 ifeq ($(CUDA),1)
   ALLOCFAIL_WRAP += -DKR_TEST_CUDA -Wl,--wrap=cudaMallocFromPoolAsync
 endif

@@ -27,6 +27,9 @@
 #                    reported: on such solves the setup is a sizeable
 #                    share, and one timing of a 0.1 ms setup moves by
 #                    10-20% between runs (0 = never)
+#   COPY_MB          MB of the copy-bandwidth measurement each bench
+#                    solve makes (default 0: bench solve's default for the
+#                    device; tests pass 1 to stay quick)
 #   JOBS             matrices solved at once (default 1); more finish
 #                    sooner but share the device, so their times mean
 #                    little: use it for the success counts only
@@ -49,6 +52,7 @@ jobs=${JOBS:-1}
 reps=${REPS:-1}
 short_s=${SHORT_S:-0.05}
 short_reps=${SHORT_REPS:-7}
+copy_mb=${COPY_MB:-0}
 rtol=1e-9
 maxit=50000
 
@@ -84,7 +88,8 @@ bench_once() { # matrix method precond reps
     # shellcheck disable=SC2086 # $to and $mopt are lists of words
     $to "$krylov" bench solve "$1" --method "$2" $mopt --precond "$3" \
         --rtol $rtol --maxit $maxit --device "$device" --threads "$threads" \
-        --reps "$4" --warmup 1 --json "$jf" >/dev/null 2>"$err"
+        --reps "$4" --warmup 1 --copy-mb "$copy_mb" --json "$jf" \
+        >/dev/null 2>"$err"
     rc=$?
     json=$(cat "$jf" 2>/dev/null)
 }

@@ -16,6 +16,10 @@
 #            counts in $OUT/sanitize-summary.md (for bench/results/), each
 #            tool's log in $OUT/sanitize-TOOL-PROGRAM.log. Not in the
 #            default list: ask for it (about 5-8 minutes).
+#   small    per-iteration times on the shared matrices with nnz >= 1e5,
+#            GPU against the CPU backend at 16 threads (Jacobi, 4 methods),
+#            and the setup of poisson3d:160 (jacobi; bjacobi, whose JSON
+#            gives the upload of A)
 # Usage: sh bench/gpu_check.sh [PART ...]   (no PART: all, which takes
 # longer than one 10-minute device command: run them in two or three calls)
 # Expects a CUDA build in build/ (made here, `make test-build`, and carried;
@@ -181,9 +185,38 @@ part_sanitize() {
     cat "$sum"
 }
 
+part_small() {
+    echo "== bench solve: shared matrices with nnz >= 1e5, GPU and CPU (16 threads)"
+    mats=""
+    for m in bcsstk16 bcsstk18 bcsstk38 crystm01 memplus nasa4704; do
+        mats="$mats $KRYLOV_MATRICES/$m.mtx"
+    done
+    for m in cg idr bicgstab gmres; do
+        for d in cuda cpu; do
+            # shellcheck disable=SC2086 # $mats is a list of paths
+            "$build/krylov" bench solve $mats --device $d --threads 16 \
+                --method $m --reps 5 --maxit 20000 --copy-mb 256 \
+                --json "$OUT/small-$m-$d.json" >"$OUT/small-$m-$d.md" 2>&1
+            echo "bench solve $m $d exit $?"
+            grep -E "^\| /" "$OUT/small-$m-$d.md" | cut -d'|' -f2,5,8,9,11 |
+                sed "s|$KRYLOV_MATRICES/||"
+        done
+    done
+    echo "== setup of poisson3d:160 (cg)"
+    for pc in jacobi bjacobi; do
+        "$build/krylov" bench solve --gen poisson3d:160 --device cuda \
+            --method cg --precond $pc --reps 3 --json "$OUT/setup-$pc.json" \
+            >"$OUT/setup-$pc.md" 2>&1
+        echo "bench solve poisson3d:160 $pc exit $?"
+        grep -E "^\| poisson" "$OUT/setup-$pc.md"
+        grep -E '"(setup_s|matrix_build_s|precond_build_s|precond_upload_s)"' \
+            "$OUT/setup-$pc.json"
+    done
+}
+
 for p in $parts; do
     case $p in
-    tests | spmv | gje | solve | bjacobi | profile | sanitize) "part_$p" ;;
-    *) echo "unknown part '$p' (tests spmv gje solve bjacobi profile sanitize)" ;;
+    tests | spmv | gje | solve | bjacobi | profile | small | sanitize) "part_$p" ;;
+    *) echo "unknown part '$p' (tests spmv gje solve bjacobi profile small sanitize)" ;;
     esac
 done

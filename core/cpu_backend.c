@@ -10,6 +10,7 @@
 
 #include "core/ctx.h"
 #include "core/error.h"
+#include "core/memory.h"
 
 #define KR_MAX_THREADS 256 /* KR_SCRATCH = KR_MAX_THREADS * 64 */
 /* Below this many entries one thread is faster than waking the others. */
@@ -59,16 +60,19 @@ static int nthreads(kr_ctx *ctx, int64_t work)
 
 static kr_status cpu_alloc(kr_ctx *ctx, void **p, size_t bytes)
 {
+    *p = NULL;
+    KR_TRY(kr_host_mem_check(ctx, (double)bytes, "a vector or matrix array"));
     *p = malloc(bytes ? bytes : 1);
     if (!*p)
         return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory (%zu bytes)",
                        bytes);
+    ctx->alloc_count++;
     return KR_OK;
 }
 
 static void cpu_release(kr_ctx *ctx, void *p)
 {
-    (void)ctx;
+    if (p) ctx->free_count++;
     free(p);
 }
 

@@ -1,7 +1,9 @@
 /* Host CSR: allocation, validation, the reference mat-vec, row statistics. */
 #include "core/error.h"
+#include "core/memory.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,6 +16,10 @@ kr_status kr_csr_alloc(kr_ctx *ctx, int32_t nrows, int32_t ncols, int32_t nnz,
         return kr_fail(ctx, KR_ERR_ARG,
                        "kr_csr_alloc: negative size %d x %d, nnz %d", nrows,
                        ncols, nnz);
+    char what[128];
+    snprintf(what, sizeof what, "a %d x %d matrix with %d nonzeros", nrows,
+             ncols, nnz);
+    KR_TRY(kr_host_mem_check(ctx, kr_csr_bytes(nrows, nnz), what));
     A->rowptr = calloc((size_t)nrows + 1, sizeof *A->rowptr);
     A->colind = malloc(((size_t)nnz + 1) * sizeof *A->colind);
     A->val = malloc(((size_t)nnz + 1) * sizeof *A->val);

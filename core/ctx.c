@@ -12,6 +12,18 @@
 
 #include "core/error.h"
 
+/* The cores this process may run on (its affinity mask, as OpenMP sees
+ * it). */
+static int cores_available(void)
+{
+#ifdef _OPENMP
+    int n = omp_get_num_procs();
+    return n > 0 ? n : 1;
+#else
+    return 1;
+#endif
+}
+
 static void set_cpu(kr_ctx *ctx)
 {
     ctx->device = KR_DEVICE_CPU;
@@ -61,14 +73,29 @@ void kr_ctx_destroy(kr_ctx *ctx)
 
 const char *kr_ctx_error(const kr_ctx *ctx) { return ctx ? ctx->error : ""; }
 const char *kr_ctx_note(const kr_ctx *ctx) { return ctx ? ctx->note : ""; }
-kr_device kr_ctx_device(const kr_ctx *ctx) { return ctx->device; }
-const char *kr_ctx_device_name(const kr_ctx *ctx) { return ctx->device_name; }
+/* Getters accept NULL (a failed create) and give a neutral value. */
+kr_device kr_ctx_device(const kr_ctx *ctx)
+{
+    return ctx ? ctx->device : KR_DEVICE_CPU;
+}
+const char *kr_ctx_device_name(const kr_ctx *ctx)
+{
+    return ctx ? ctx->device_name : "";
+}
 
 kr_status kr_ctx_set_threads(kr_ctx *ctx, int threads)
 {
     if (!ctx) return KR_ERR_ARG;
     if (threads < 0)
         return kr_fail(ctx, KR_ERR_ARG, "thread count %d is negative", threads);
+    int cores = cores_available();
+    if (threads > cores) { /* more threads than cores only wait on each other */
+        size_t len = strlen(ctx->note);
+        snprintf(ctx->note + len, sizeof ctx->note - len,
+                 "%s%d threads asked for, capped at the %d cores available",
+                 len ? "; " : "", threads, cores);
+        threads = cores;
+    }
     ctx->threads = threads;
     if (ctx->device == KR_DEVICE_CPU) set_cpu(ctx);
     return KR_OK;
@@ -78,6 +105,12 @@ size_t kr_ctx_device_bytes(const kr_ctx *ctx, size_t *peak)
 {
     if (peak) *peak = ctx ? ctx->device_bytes_peak : 0;
     return ctx ? ctx->device_bytes : 0;
+}
+
+size_t kr_ctx_alloc_count(const kr_ctx *ctx, size_t *frees)
+{
+    if (frees) *frees = ctx ? ctx->free_count : 0;
+    return ctx ? ctx->alloc_count : 0;
 }
 
 int kr_ctx_threads(const kr_ctx *ctx)

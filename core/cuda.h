@@ -22,7 +22,8 @@ typedef struct kr_cuda_alloc {
 typedef struct kr_cuda_state {
     int device;
     cudaStream_t stream;
-    cublasHandle_t cublas;
+    cublasHandle_t cublas; /* made on first use: only the benchmark's cuBLAS
+                              baseline (gje_cublas.cu) needs one */
     cusparseHandle_t cusparse;
     cudaMemPool_t pool; /* every device allocation (cuda_backend.cu) */
     double *d_scratch;  /* KR_CUDA_SCRATCH doubles of device memory */

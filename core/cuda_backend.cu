@@ -14,6 +14,12 @@
 
 int kr_built_with_cuda(void) { return 1; }
 
+void *kr_ctx_cuda_stream(const kr_ctx *ctx)
+{
+    if (!ctx || ctx->device != KR_DEVICE_CUDA || !ctx->backend) return NULL;
+    return (void *)((const kr_cuda_state *)ctx->backend)->stream;
+}
+
 kr_status kr_cuda_fail(kr_ctx *ctx, const char *call, const char *what,
                        const char *file, int line)
 {
@@ -61,6 +67,7 @@ static kr_status cu_alloc(kr_ctx *ctx, void **p, size_t bytes)
         e = cudaMallocFromPoolAsync(p, n, st->pool, st->stream);
     }
     if (e == cudaSuccess) {
+        ctx->alloc_count++;
         kr_status rs = record_alloc(ctx, *p, n);
         if (rs != KR_OK) *p = NULL;
         return rs;
@@ -78,6 +85,7 @@ static void cu_release(kr_ctx *ctx, void *p)
 {
     if (!p) return;
     kr_cuda_state *st = kr_cuda(ctx);
+    ctx->free_count++;
     for (size_t i = st->nallocs; i-- > 0;) /* recent ones go first */
         if (st->allocs[i].p == p) {
             ctx->device_bytes -= st->allocs[i].bytes;
@@ -588,8 +596,6 @@ static kr_status create_handles(kr_ctx *ctx, kr_cuda_state *st)
 {
     KR_CUDA_TRY(ctx,
                 cudaStreamCreateWithFlags(&st->stream, cudaStreamNonBlocking));
-    KR_CUBLAS_TRY(ctx, cublasCreate(&st->cublas));
-    KR_CUBLAS_TRY(ctx, cublasSetStream(st->cublas, st->stream));
     KR_CUSPARSE_TRY(ctx, cusparseCreate(&st->cusparse));
     KR_CUSPARSE_TRY(ctx, cusparseSetStream(st->cusparse, st->stream));
     KR_TRY(create_pool(ctx, st));

@@ -8,6 +8,12 @@
 
 int kr_built_with_cuda(void) { return 0; }
 
+void *kr_ctx_cuda_stream(const kr_ctx *ctx)
+{
+    (void)ctx;
+    return NULL;
+}
+
 kr_status kr_cuda_backend_init(kr_ctx *ctx)
 {
     return kr_fail(ctx, KR_ERR_NOT_COMPILED,

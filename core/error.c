@@ -35,6 +35,11 @@ kr_status kr_fail(kr_ctx *ctx, kr_status s, const char *fmt, ...)
     return s;
 }
 
+kr_status kr_null_arg(kr_ctx *ctx, const char *func, const char *arg)
+{
+    return kr_fail(ctx, KR_ERR_ARG, "%s: %s is NULL", func, arg);
+}
+
 void kr_error_prefix(kr_ctx *ctx, const char *fmt, ...)
 {
     if (!ctx) return;

@@ -21,6 +21,9 @@ extern "C" {
 kr_status kr_fail(kr_ctx *ctx, kr_status s, const char *fmt, ...)
     KR_PRINTF_LIKE(3, 4);
 
+/* KR_ERR_ARG with "FUNC: ARG is NULL" (ctx may be NULL). */
+kr_status kr_null_arg(kr_ctx *ctx, const char *func, const char *arg);
+
 /* Adds "context: " in front of the current message (for nested failures). */
 void kr_error_prefix(kr_ctx *ctx, const char *fmt, ...) KR_PRINTF_LIKE(2, 3);
 

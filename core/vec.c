@@ -42,7 +42,8 @@ kr_status kr_dev_upload_new(kr_ctx *ctx, const void *host, size_t bytes,
 
 kr_status kr_vec_create(kr_ctx *ctx, int32_t n, kr_vec **out)
 {
-    if (!ctx || !out) return kr_fail(ctx, KR_ERR_ARG, "kr_vec_create: NULL");
+    if (!ctx) return KR_ERR_ARG;
+    if (!out) return kr_null_arg(ctx, "kr_vec_create", "the output v");
     *out = NULL;
     if (n < 0)
         return kr_fail(ctx, KR_ERR_ARG, "kr_vec_create: negative size %d", n);
@@ -71,7 +72,9 @@ int32_t kr_vec_size(const kr_vec *v) { return v ? v->n : 0; }
 
 kr_status kr_vec_upload(kr_vec *v, const double *host)
 {
-    if (!v || (!host && v->n > 0)) return KR_ERR_ARG;
+    if (!v) return KR_ERR_ARG;
+    if (!host && v->n > 0)
+        return kr_null_arg(v->ctx, "kr_vec_upload", "the host array");
     if (v->n == 0) return KR_OK;
     return v->ctx->ops->upload(v->ctx, v->data, host,
                                (size_t)v->n * sizeof(double));
@@ -79,7 +82,9 @@ kr_status kr_vec_upload(kr_vec *v, const double *host)
 
 kr_status kr_vec_download(const kr_vec *v, double *host)
 {
-    if (!v || (!host && v->n > 0)) return KR_ERR_ARG;
+    if (!v) return KR_ERR_ARG;
+    if (!host && v->n > 0)
+        return kr_null_arg(v->ctx, "kr_vec_download", "the host array");
     if (v->n == 0) return KR_OK;
     return v->ctx->ops->download(v->ctx, host, v->data,
                                  (size_t)v->n * sizeof(double));
@@ -90,3 +95,5 @@ kr_status kr_vec_fill(kr_vec *v, double value)
     if (!v) return KR_ERR_ARG;
     return v->ctx->ops->fill(v->ctx, v->n, value, v->data);
 }
+
+double *kr_vec_data(const kr_vec *v) { return v ? v->data : NULL; }

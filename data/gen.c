@@ -3,10 +3,12 @@
 #include "data/gen.h"
 
 #include "core/error.h"
+#include "core/memory.h"
 
 #include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -151,8 +153,8 @@ int kr_gen_threads(const kr_ctx *ctx, int64_t work)
 static kr_status bad_spec(kr_ctx *ctx, const char *spec, const char *why)
 {
     return kr_fail(ctx, KR_ERR_ARG,
-                   "kr_generate: bad spec \"%.80s\": %s; valid forms:\n%s",
-                   spec, why, kr_generator_help());
+                   "bad generator spec \"%.80s\": %s; valid forms:\n%s", spec,
+                   why, kr_generator_help());
 }
 
 /* N: decimal digits only (no sign, no blanks), 1 <= N <= INT32_MAX. */
@@ -220,9 +222,16 @@ static kr_status check_sizes(kr_ctx *ctx, const char *spec, const gen_entry *g,
 {
     int64_t n, nnz;
     g->sizes(N, p, &n, &nnz);
-    if (n <= INT32_MAX && nnz <= INT32_MAX) return KR_OK;
+    if (n <= INT32_MAX && nnz <= INT32_MAX) {
+        char what[160];
+        snprintf(what, sizeof what,
+                 "generating %.80s (n = %" PRId64 ", nnz up to %" PRId64 ")",
+                 spec, n, nnz);
+        /* the CSR, and a vector of n doubles some generators use */
+        return kr_host_mem_check(ctx, kr_csr_bytes(n, nnz) + 8.0 * n, what);
+    }
     return kr_fail(ctx, KR_ERR_ARG,
-                   "kr_generate: spec \"%.80s\" gives n = %" PRId64
+                   "generator spec \"%.80s\" gives n = %" PRId64
                    " rows and %" PRId64
                    " nonzeros; both must be at most 2147483647 (int32 "
                    "indices)",
@@ -231,9 +240,10 @@ static kr_status check_sizes(kr_ctx *ctx, const char *spec, const gen_entry *g,
 
 kr_status kr_generate(kr_ctx *ctx, const char *spec, kr_csr *A)
 {
-    if (!A) return kr_fail(ctx, KR_ERR_ARG, "kr_generate: NULL matrix");
+    if (!A)
+        return kr_fail(ctx, KR_ERR_ARG, "kr_generate: the output A is NULL");
     memset(A, 0, sizeof *A);
-    if (!spec) return kr_fail(ctx, KR_ERR_ARG, "kr_generate: NULL spec");
+    if (!spec) return kr_fail(ctx, KR_ERR_ARG, "kr_generate: spec is NULL");
     const char *colon = strchr(spec, ':');
     size_t len = colon ? (size_t)(colon - spec) : strlen(spec);
     const gen_entry *g = find_gen(spec, len);
@@ -245,6 +255,6 @@ kr_status kr_generate(kr_ctx *ctx, const char *spec, kr_csr *A)
     if (why) return bad_spec(ctx, spec, why);
     KR_TRY(check_sizes(ctx, spec, g, N, p));
     kr_status st = g->build(ctx, (int32_t)N, p, A);
-    if (st != KR_OK) kr_error_prefix(ctx, "kr_generate \"%.80s\"", spec);
+    if (st != KR_OK) kr_error_prefix(ctx, "generating %.80s", spec);
     return st;
 }

@@ -3,6 +3,8 @@
  * SpMV byte model, and output files written through a temporary name. */
 #include "drivers/bench_common.h"
 
+#include "drivers/output.h"
+
 #include <dirent.h>
 #include <math.h>
 #include <stdint.h>
@@ -233,25 +235,7 @@ void bench_utc_date(char *buf, size_t len)
 int bench_write_file(const char *path, void (*emit)(FILE *, const void *),
                      const void *arg)
 {
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmpXXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd >= 0) fchmod(fd, 0644); /* mkstemp's 0600 is for secrets */
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    if (!f) {
-        if (fd >= 0) close(fd);
-        if (fd >= 0) remove(tmp);
-        cli_error("%s: cannot write the file", path);
-        return CLI_EXIT_INPUT;
-    }
-    emit(f, arg);
-    int bad = ferror(f);
-    bad |= fclose(f) != 0;
-    if (!bad) bad = rename(tmp, path) != 0;
-    if (!bad) return 0;
-    remove(tmp);
-    cli_error("%s: cannot write the file", path);
-    return CLI_EXIT_INPUT;
+    return cli_write_text(path, emit, arg);
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -285,6 +269,12 @@ void bench_md_num(FILE *f, const char *fmt, double v)
         fprintf(f, fmt, v);
     else
         fputs("-", f);
+}
+
+int bench_check_outputs(const char *markdown, const char *json)
+{
+    int rc = markdown ? cli_check_output("--markdown", markdown) : 0;
+    return !rc && json ? cli_check_output("--json", json) : rc;
 }
 
 int bench_outputs(const char *markdown, const char *json,

@@ -146,10 +146,14 @@ int bench_lib_error(kr_ctx *ctx, kr_status st, const char *what);
  * other failures are reported in the matrix's row. */
 int bench_fatal(kr_status st);
 
-/* Writes the file through a temporary name in the same folder, renamed
- * when complete. Returns an exit code. */
+/* Writes the file as cli_write_text does (drivers/output.h). Returns an
+ * exit code. */
 int bench_write_file(const char *path, void (*emit)(FILE *, const void *),
                      const void *arg);
+
+/* 0, or the exit code after the error when the --markdown or --json file
+ * (either may be NULL) cannot be created: checked before the runs. */
+int bench_check_outputs(const char *markdown, const char *json);
 
 /* The report to stdout, then to the --markdown and --json files if asked
  * for; returns an exit code. */

@@ -240,6 +240,7 @@ static int parse(gje_run *r, gje_opts *o, int argc, char **argv)
                               rest, &nrest);
     if (!rc) rc = cli_parse(&gje_spec, nrest, rest, o, files, &nfiles);
     if (rc == CLI_EXIT_HELP) print_help();
+    if (!rc) rc = bench_check_outputs(o->markdown, o->json);
     if (!rc) rc = parse_lists(r, nfiles + ngens);
     if (!rc && r->matrices)
         rc = bench_list_make_gens(&r->list, files, nfiles, gens, ngens,

@@ -154,6 +154,7 @@ static int parse(solve_run *r, solve_opts *o, int argc, char **argv)
                               &ngens, rest, &nrest);
     if (!rc) rc = cli_parse(&solve_spec, nrest, rest, o, files, &nfiles);
     if (rc == CLI_EXIT_HELP) print_help();
+    if (!rc) rc = bench_check_outputs(o->markdown, o->json);
     if (!rc) rc = bench_list_make(&r->list, files, nfiles, gens, ngens);
     return rc;
 }
@@ -378,10 +379,13 @@ static void md_row(FILE *f, const solve_row *w)
         fprintf(f, " - | - | - | - | - | - | - | - | - | - | %s |\n", w->note);
         return;
     }
-    fprintf(f, " %d | %s | %.2e | %.3f | %.3f | %.3f | %.4f | %.3f | %.4f | ",
-            w->iterations, kr_reason_name(w->reason), w->true_rel,
-            w->setup_s * 1e3, w->solve_s * 1e3, (w->setup_s + w->solve_s) * 1e3,
-            w->per_iter_s * 1e3, w->iter_bytes / 1048576.0, w->floor_s * 1e3);
+    fprintf(f, " %d | %s | %.2e | %.3f | %.3f | %.3f | ", w->iterations,
+            kr_reason_name(w->reason), w->true_rel, w->setup_s * 1e3,
+            w->solve_s * 1e3, (w->setup_s + w->solve_s) * 1e3);
+    /* after 0 iterations there is no time per iteration: "-", not nan */
+    bench_md_num(f, "%.4f", w->per_iter_s * 1e3);
+    fprintf(f, " | %.3f | %.4f | ", w->iter_bytes / 1048576.0,
+            w->floor_s * 1e3);
     bench_md_num(f, "%.2f", w->ratio);
     fprintf(f, " | format %s", w->chosen);
     md_restarts(f, w);

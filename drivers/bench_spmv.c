@@ -167,6 +167,7 @@ static int parse(spmv_run *r, spmv_opts *o, int argc, char **argv)
                               &ngens, rest, &nrest);
     if (!rc) rc = cli_parse(&spmv_spec, nrest, rest, o, files, &nfiles);
     if (rc == CLI_EXIT_HELP) print_help();
+    if (!rc) rc = bench_check_outputs(o->markdown, o->json);
     if (!rc) rc = parse_formats(r);
     if (!rc) rc = bench_list_make(&r->list, files, nfiles, gens, ngens);
     return rc;

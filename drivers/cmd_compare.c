@@ -28,7 +28,7 @@ int cli_cmd_compare_petsc(int argc, char **argv)
     if (!sibling(path, sizeof path)) {
         cli_error("compare-petsc needs PETSc: install it with `sudo apt-get "
                   "install petsc-dev` and rebuild (make)");
-        return CLI_EXIT_DEVICE;
+        return CLI_EXIT_MISSING;
     }
     char **args = calloc((size_t)argc + 2, sizeof *args);
     if (!args) return CLI_EXIT_DEVICE;

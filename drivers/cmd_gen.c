@@ -1,8 +1,11 @@
 /* krylov gen SPEC -o A.mtx: builds a test matrix with kr_generate and
- * writes it with kr_write_mtx (through a temporary file, so a failure
- * leaves no partial output). */
+ * writes it in the format its name asks for (drivers/output.h), through a
+ * temporary file, so a failure or an interrupt leaves no partial output.
+ * The output is checked before the matrix is built. */
 #include "drivers/commands.h"
+#include "drivers/interrupt.h"
 #include "drivers/options.h"
+#include "drivers/output.h"
 #include "krylov.h"
 
 #include <stddef.h>
@@ -18,7 +21,9 @@ typedef struct gen_opts {
 
 static const cli_opt gen_table[] = {
     {"-o", "--output", CLI_STR, OFF(out), 0, 0, NULL, "FILE",
-     "the Matrix Market file to write (required)"},
+     "the file to write (required): PETSc binary when FILE ends in .bin, "
+     "else Matrix Market (coordinate real general), gzip-compressed when "
+     "it ends in .gz"},
     {"--threads", NULL, CLI_INT, OFF(threads), 0, 1024, NULL, "T",
      "CPU threads for the generator, 0 = the OpenMP default"},
     {NULL, NULL, CLI_FLAG, 0, 0, 0, NULL, NULL, NULL},
@@ -31,7 +36,9 @@ static void print_help(void)
     gen_opts defaults = {0};
     printf("usage: krylov gen SPEC -o A.mtx\n\n"
            "Writes the test matrix SPEC as a Matrix Market file (coordinate "
-           "real general).\n\noptions:\n");
+           "real general),\nor as PETSc binary (-o A.bin). An interrupt "
+           "(SIGINT, SIGTERM) leaves no file\nand exits 130.\n\n"
+           "options:\n");
     cli_print_options(stdout, gen_table, &defaults);
     printf("\ngenerators (SPEC):\n%s\n", kr_generator_help());
     cli_print_exit_codes(stdout);
@@ -43,15 +50,17 @@ static int generate(kr_ctx *ctx, const char *spec, const gen_opts *o)
 {
     kr_csr A = {0};
     kr_status st = kr_ctx_set_threads(ctx, o->threads);
+    if (*kr_ctx_note(ctx)) fprintf(stderr, "note: %s\n", kr_ctx_note(ctx));
     if (st == KR_OK) st = kr_generate(ctx, spec, &A);
     if (st == KR_ERR_ARG) { /* a bad SPEC is a bad command line */
         cli_usage_error("gen", "%s", kr_ctx_error(ctx));
         return CLI_EXIT_USAGE;
     }
-    if (st == KR_OK) st = kr_write_mtx(ctx, o->out, &A);
-    if (st == KR_OK)
-        printf("wrote %s: %s, n = %d, nnz = %d\n", o->out, spec, (int)A.nrows,
-               (int)A.nnz);
+    if (st == KR_OK) st = cli_write_matrix(ctx, o->out, &A);
+    if (st == KR_OK) /* on stderr when the matrix went to stdout */
+        fprintf(cli_output_is_stdout(o->out) ? stderr : stdout,
+                "wrote %s: %s, n = %d, nnz = %d\n", o->out, spec, (int)A.nrows,
+                (int)A.nnz);
     else
         cli_error("%s", kr_ctx_error(ctx));
     kr_csr_free(&A);
@@ -72,6 +81,9 @@ int cli_cmd_gen(int argc, char **argv)
     if (npos != 1)
         return cli_usage_error("gen", "the generator SPEC is missing");
     if (!o.out) return cli_usage_error("gen", "-o FILE is required");
+    cli_interrupt_install();
+    rc = cli_check_output("-o", o.out);
+    if (rc) return rc;
     kr_ctx *ctx = NULL;
     kr_status st = kr_ctx_create(&ctx, KR_DEVICE_CPU);
     rc = st == KR_OK ? generate(ctx, spec[0], &o) : cli_exit_code(st);

@@ -6,7 +6,9 @@
 #include "drivers/block_cond.h"
 #include "drivers/commands.h"
 #include "drivers/history.h"
+#include "drivers/interrupt.h"
 #include "drivers/options.h"
+#include "drivers/output.h"
 #include "drivers/petsc_style.h"
 #include "drivers/report.h"
 #include "drivers/solve.h"
@@ -44,8 +46,13 @@ static const cli_opt solve_table[] = {
      "initial guess, n x 1 (default: 0)"},
     {"-o", "--output", CLI_STR, OFF(out), 0, 0, NULL, "FILE",
      "write the solution x (PETSc binary when FILE ends in .bin, else Matrix "
-     "Market); also when not converged (the last iterate, exit 1), never "
-     "after an error"},
+     "Market, gzip-compressed when it ends in .gz); also when not converged "
+     "(the last iterate, exit 1), never after an error or an interrupt "
+     "(unless --save-on-interrupt); checked before the work"},
+    {"--save-on-interrupt", NULL, CLI_FLAG, OFF(save_on_interrupt), 0, 0, NULL,
+     NULL,
+     "when SIGINT or SIGTERM stops the solve (reason INTERRUPTED, exit "
+     "130), still write -o (the current iterate) and --history"},
     {"--gen", NULL, CLI_STR, OFF(gen), 0, 0, NULL, "SPEC",
      "generate A (see below) instead of reading A.mtx"},
     {"--method", NULL, CLI_CHOICE, OFF(method), 0, 0, kr_method_names, "M",
@@ -94,7 +101,7 @@ static const cli_opt solve_table[] = {
      "print ||r||/||b|| at every iteration (to stderr with --json)"},
     {"--history", NULL, CLI_STR, OFF(history), 0, 0, NULL, "FILE",
      "write the residual history as CSV (columns iteration, "
-     "residual_norm, relative_residual)"},
+     "residual_norm, relative_residual); checked before the work"},
     {"--device", NULL, CLI_CHOICE, OFF(device), 0, 0, device_names, "D",
      "auto = the GPU when usable, else the CPU (with a note)"},
     {"--json", NULL, CLI_FLAG, OFF(json), 0, 0, NULL, NULL,
@@ -162,7 +169,11 @@ static void print_help(void)
            "error (when b = A*ones), setup and solve times.\nPETSc binary "
            "files (MatView/VecView output) are recognised by their "
            "content.\nEach input is read once, so it may be a pipe: '-' "
-           "is standard input (for A or -b).\n\noptions:\n");
+           "is standard input (for A or -b).\nSIGINT or SIGTERM during the "
+           "solve stops it at the next iteration (reason\nINTERRUPTED): the "
+           "report is printed, nothing is written (see --save-on-interrupt),"
+           "\nexit 130; a second signal, or one outside the solve, exits 130 "
+           "at once.\n\noptions:\n");
     cli_solve_print_options(stdout);
     printf("\nexample:\n  krylov solve --gen poisson3d:32 --method cg "
            "--precond jacobi -o x.mtx\n");
@@ -189,6 +200,51 @@ void cli_solve_print_options(FILE *f)
     cli_print_exit_codes(f);
 }
 
+/* Options that only one method or preconditioner reads. */
+typedef struct scoped_opt {
+    const char *name, *alias; /* alias: the PETSc spelling, or NULL */
+    int of_method;            /* 1: owner is a method, 0: a preconditioner */
+    const char *owner;
+} scoped_opt;
+
+static const scoped_opt scoped[] = {
+    {"--restart", "-ksp_gmres_restart", 1, "gmres"},
+    {"--s", NULL, 1, "idr"},
+    {"--block-size", NULL, 0, "bjacobi"},
+    {"--blocks", NULL, 0, "bjacobi"},
+    {"--bjacobi-singular", NULL, 0, "bjacobi"},
+};
+
+/* 1 when argv holds the option `name`, alone or as name=value. */
+static int given(int argc, char **argv, const char *name)
+{
+    size_t len = name ? strlen(name) : 0;
+    for (int i = 0; len && i < argc; i++)
+        if (!strncmp(argv[i], name, len) &&
+            (argv[i][len] == '\0' || argv[i][len] == '='))
+            return 1;
+    return 0;
+}
+
+/* An option that the chosen method or preconditioner does not read is
+ * ignored, as PETSc ignores unused options, but said so at once (PETSc
+ * says it at the end with -options_left) rather than silently. */
+static void warn_unused(const char *command, int argc, char **argv,
+                        const solve_opts *o)
+{
+    for (size_t i = 0; i < sizeof scoped / sizeof scoped[0]; i++) {
+        const scoped_opt *s = &scoped[i];
+        const char *chosen = s->of_method ? o->method : o->precond;
+        if (!strcmp(chosen, s->owner)) continue;
+        if (given(argc, argv, s->name) || given(argc, argv, s->alias))
+            fprintf(stderr,
+                    "krylov %s: warning: %s applies to %s %s only; ignored "
+                    "with %s\n",
+                    command, s->name, s->of_method ? "--method" : "--precond",
+                    s->owner, chosen);
+    }
+}
+
 int cli_solve_parse(const char *command, int argc, char **argv, solve_opts *o,
                     const char **matrix)
 {
@@ -206,6 +262,7 @@ int cli_solve_parse(const char *command, int argc, char **argv, solve_opts *o,
                                "'%s', not both",
                                *matrix, o->gen);
     if (npos == 0) *matrix = NULL;
+    warn_unused(command, argc, argv, o);
     return 0;
 }
 
@@ -228,12 +285,6 @@ static int open_context(solve_run *r)
     if (*kr_ctx_note(r->ctx))
         fprintf(stderr, "note: %s\n", kr_ctx_note(r->ctx));
     return 0;
-}
-
-static int ends_with(const char *s, const char *tail)
-{
-    size_t n = strlen(s), t = strlen(tail);
-    return n >= t && !strcmp(s + n - t, tail);
 }
 
 static int load_matrix(solve_run *r)
@@ -360,8 +411,11 @@ static int setup(solve_run *r)
     r->matrix_seconds = t1 - t0;
     r->precond_seconds = t2 - t1;
     r->setup_seconds = t2 - t0;
+    /* block sizes that do not fit A: the fault is the --blocks file's */
+    int blocks_wrong = sizes != NULL && r->M && st == KR_ERR_ARG;
     free(sizes);
-    if (st != KR_OK) return lib_error(r->ctx, st, r->name);
+    if (st != KR_OK)
+        return lib_error(r->ctx, st, blocks_wrong ? r->o->blocks : r->name);
     warn_singular(r);
     if (r->o->verbose) cli_block_conds(r->o->json ? stderr : stdout, r);
     return 0;
@@ -373,12 +427,13 @@ typedef struct monitor_state {
     int header_done;
 } monitor_state;
 
-static void monitor(int it, double rnorm, void *user)
+static int monitor(int it, double rnorm, void *user)
 {
     monitor_state *m = user;
     if (!m->header_done) fputs("  it    ||r||/||b||\n", m->f);
     m->header_done = 1;
     fprintf(m->f, "%4d    %.6e\n", it, m->bnorm > 0 ? rnorm / m->bnorm : rnorm);
+    return 0;
 }
 
 static double host_norm(const double *v, int32_t n)
@@ -404,6 +459,7 @@ static void solver_options(const solve_run *r, monitor_state *m,
     opt->gap_restarts = o->gap_restarts;
     opt->breakdown_restarts = o->breakdown_restarts;
     opt->keep_history = o->history != NULL;
+    opt->interrupt = cli_interrupt_flag();
     if (!o->monitor) return;
     m->f = o->json ? stderr : stdout;
     m->bnorm = host_norm(r->b, r->A.nrows);
@@ -421,7 +477,11 @@ static int solve(solve_run *r)
     if (st == KR_OK) st = kr_vec_create(r->ctx, r->A.nrows, &x);
     if (st == KR_OK) st = kr_vec_upload(b, r->b);
     if (st == KR_OK) st = kr_vec_upload(x, r->x);
-    if (st == KR_OK) st = kr_solve(r->ctx, r->M, r->P, b, x, &opt, &r->res);
+    if (st == KR_OK) {
+        cli_interrupt_arm(); /* a signal now stops the solve, see finish */
+        st = kr_solve(r->ctx, r->M, r->P, b, x, &opt, &r->res);
+        cli_interrupt_disarm();
+    }
     if (st == KR_OK) st = kr_vec_download(x, r->x);
     fflush(m.f ? m.f : stdout);
     kr_vec_destroy(b);
@@ -470,13 +530,20 @@ static void report(const solve_run *r)
     fflush(stdout);
 }
 
+/* -o and --history, checked before the work so that a bad path costs
+ * no solve. */
+static int check_outputs(const solve_opts *o)
+{
+    int rc = o->out ? cli_check_output("-o", o->out) : 0;
+    if (!rc && o->history) rc = cli_check_output("--history", o->history);
+    return rc;
+}
+
 static int write_outputs(solve_run *r)
 {
+    if (r->res.reason == KR_INTERRUPTED && !r->o->save_on_interrupt) return 0;
     if (r->o->out) {
-        kr_status st =
-            ends_with(r->o->out, ".bin")
-                ? kr_write_petsc_vec(r->ctx, r->o->out, r->A.nrows, r->x)
-                : kr_write_dense_mtx(r->ctx, r->o->out, r->A.nrows, 1, r->x);
+        kr_status st = cli_write_vector(r->ctx, r->o->out, r->A.nrows, r->x);
         if (st != KR_OK) return lib_error(r->ctx, st, r->o->out);
     }
     if (r->o->history) return cli_write_history(r->o->history, &r->res);
@@ -497,6 +564,17 @@ static void run_free(solve_run *r)
 static int finish(const solve_run *r)
 {
     if (r->res.reason > 0) return CLI_EXIT_OK;
+    if (r->res.reason == KR_INTERRUPTED) {
+        const char *out = r->o->save_on_interrupt ? r->o->out : NULL;
+        fprintf(stderr, "krylov: interrupted after %d iterations; %s%s\n",
+                r->res.iterations,
+                out ? "the current iterate is in " : "nothing written",
+                out         ? out
+                : r->o->out ? " (--save-on-interrupt keeps the "
+                              "current iterate)"
+                            : "");
+        return CLI_EXIT_INTERRUPTED;
+    }
     fprintf(stderr, "krylov: not converged: %s (%s) after %d iterations\n",
             kr_reason_name(r->res.reason), kr_reason_text(r->res.reason),
             r->res.iterations);
@@ -510,8 +588,12 @@ int cli_cmd_solve(int argc, char **argv)
     int rc = cli_solve_parse("solve", argc, argv, &o, &matrix);
     if (rc == CLI_EXIT_HELP) print_help();
     if (rc) return rc == CLI_EXIT_HELP ? CLI_EXIT_OK : rc;
+    if (o.save_on_interrupt && !o.out)
+        return cli_usage_error("solve", "--save-on-interrupt needs -o FILE");
+    cli_interrupt_install();
     solve_run r = {.o = &o, .name = matrix ? matrix : o.gen};
-    rc = open_context(&r);
+    rc = check_outputs(&o);
+    if (!rc) rc = open_context(&r);
     if (!rc) rc = load_matrix(&r);
     if (!rc) rc = load_vectors(&r);
     if (!rc) rc = setup(&r);
@@ -527,7 +609,8 @@ int cli_cmd_solve(int argc, char **argv)
 /* The steps above, for krylov-petsc (drivers/solve.h). */
 int cli_solve_load(solve_run *r)
 {
-    int rc = open_context(r);
+    int rc = check_outputs(r->o);
+    if (!rc) rc = open_context(r);
     if (!rc) rc = load_matrix(r);
     if (!rc) rc = load_vectors(r);
     return rc;

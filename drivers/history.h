@@ -5,8 +5,8 @@
 #include "krylov.h"
 
 /* Writes "iteration,residual_norm,relative_residual" and res->history to
- * path through a temporary file renamed at the end. Returns the exit code
- * (0, or 3 after printing the error). */
+ * path as cli_write_text does. Returns the exit code (0, or 3 after
+ * printing the error). */
 int cli_write_history(const char *path, const kr_result *res);
 
 #endif

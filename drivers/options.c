@@ -63,7 +63,12 @@ void cli_print_exit_codes(FILE *f)
           "  3  input error: unreadable or malformed file, wrong sizes, "
           "non-square\n"
           "     matrix, zero diagonal for jacobi, unwritable output\n"
-          "  4  device or memory error, or CUDA asked for but not built in\n",
+          "  4  device or memory error, or CUDA asked for but not built in\n"
+          "  5  a program the command needs is not installed "
+          "(compare-petsc\n"
+          "     without PETSc)\n"
+          "  130  interrupted (SIGINT or SIGTERM); no partial output file is "
+          "left\n",
           f);
 }
 
@@ -177,11 +182,13 @@ static int parse_long(const char *s, long *v)
     return *end == '\0' && errno == 0;
 }
 
-/* The whole token is one finite number, no blanks. */
+/* The whole token is one finite decimal number, no blanks: strtod also
+ * takes hex floats ("0x10" is 16) and "inf", which no user means as a
+ * tolerance; an underflow ("1e-400" becomes 0) is refused too. */
 static int parse_real(const char *s, double *v)
 {
     char *end;
-    if (!*s || isspace((unsigned char)*s)) return 0;
+    if (!*s || strspn(s, "0123456789+-.eE") != strlen(s)) return 0;
     errno = 0;
     *v = strtod(s, &end);
     return *end == '\0' && errno != ERANGE && isfinite(*v);
@@ -293,6 +300,10 @@ static int takes_value(const cli_spec *spec, const cli_opt *o)
     return o && o->kind != CLI_FLAG && o->kind != CLI_PETSC;
 }
 
+/* "-x" or "--x": taken as a forgotten value ("-o --json"), not as a
+ * file name; "-" alone (standard input or output) is a value. */
+static int looks_like_option(const char *v) { return v[0] == '-' && v[1]; }
+
 /* One option at argv[*i]; advances *i past its value. */
 static int parse_option(const cli_spec *spec, int argc, char **argv, int *i,
                         void *out)
@@ -324,6 +335,12 @@ static int parse_option(const cli_spec *spec, int argc, char **argv, int *i,
         return cli_usage_error(spec->command, "%s needs a value (%s)", o->name,
                                o->arg);
     *i += 1;
+    if (o->kind == CLI_STR && looks_like_option(argv[*i]))
+        return cli_usage_error(spec->command,
+                               "%s needs a value (%s), but '%s' looks like an "
+                               "option (for a file of that name write "
+                               "./%s)",
+                               o->name, o->arg, argv[*i], argv[*i]);
     return set_value(spec, o, argv[*i], out);
 }
 

@@ -11,12 +11,14 @@
 
 /* The exit codes of the command (also in --help and the README). */
 enum {
-    CLI_EXIT_OK = 0,     /* converged, or the command succeeded        */
-    CLI_EXIT_NOCONV = 1, /* the solve ran but did not converge         */
-    CLI_EXIT_USAGE = 2,  /* bad command line                           */
-    CLI_EXIT_INPUT = 3,  /* bad or unreadable input, wrong sizes       */
-    CLI_EXIT_DEVICE = 4, /* device or memory failure, CUDA not built   */
-    CLI_EXIT_HELP = -1   /* internal: --help was given; print it, exit 0 */
+    CLI_EXIT_OK = 0,      /* converged, or the command succeeded        */
+    CLI_EXIT_NOCONV = 1,  /* the solve ran but did not converge         */
+    CLI_EXIT_USAGE = 2,   /* bad command line                           */
+    CLI_EXIT_INPUT = 3,   /* bad or unreadable input, wrong sizes       */
+    CLI_EXIT_DEVICE = 4,  /* device or memory failure, CUDA not built   */
+    CLI_EXIT_MISSING = 5, /* a program it needs is not installed (PETSc
+                             for compare-petsc)                        */
+    CLI_EXIT_HELP = -1    /* internal: --help was given; print it, exit 0 */
 };
 
 typedef enum cli_kind {

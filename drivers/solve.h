@@ -19,6 +19,7 @@ typedef struct solve_opts {
     int breakdown_restarts; /* restarts allowed after a breakdown             */
     int converged_reason, view; /* PETSc-style reports after the solve */
     int verbose;                /* bjacobi's block condition numbers    */
+    int save_on_interrupt;      /* -o also after an interrupt (the iterate)   */
     double rtol, atol, dtol;
     /* block-Jacobi: max block size, block sizes file, singular policy */
     int block_size;

@@ -62,7 +62,9 @@ const char *kr_ctx_note(const kr_ctx *ctx);
 kr_device kr_ctx_device(const kr_ctx *ctx);
 /* "cpu (4 threads)" or the GPU's model name. */
 const char *kr_ctx_device_name(const kr_ctx *ctx);
-/* Threads for CPU kernels; 0 means the OpenMP default. */
+/* Threads for CPU kernels; 0 means the OpenMP default. More threads than
+ * the cores this process may run on are capped at that count, and
+ * kr_ctx_note() says so. */
 kr_status kr_ctx_set_threads(kr_ctx *ctx, int threads);
 int kr_ctx_threads(const kr_ctx *ctx);
 /* GPU memory the context holds now, and (in *peak, if not NULL) the most
@@ -70,6 +72,16 @@ int kr_ctx_threads(const kr_ctx *ctx);
 size_t kr_ctx_device_bytes(const kr_ctx *ctx, size_t *peak);
 /* 1 when the library was built with CUDA. */
 int kr_built_with_cuda(void);
+/* Allocations the context's backend made since its creation (host memory
+ * on the CPU backend; on the GPU each one a cudaMallocFromPoolAsync from
+ * the context's pool), and in *frees (if not NULL) the memory it released.
+ * A solver object makes none between its solves (kr_ksp). */
+size_t kr_ctx_alloc_count(const kr_ctx *ctx, size_t *frees);
+/* The cudaStream_t the context's kernels run on, as a void *; NULL on the
+ * CPU. A user operator or preconditioner that launches GPU work puts it on
+ * this stream (or synchronises it first), so that it is ordered with the
+ * library's kernels, which run on a non-blocking stream. */
+void *kr_ctx_cuda_stream(const kr_ctx *ctx);
 
 /* -------------------------------------------------------------- host CSR */
 
@@ -107,14 +119,20 @@ void kr_csr_row_stats(const kr_csr *A, kr_row_stats *st);
  * array; real, integer or pattern; general, symmetric or skew-symmetric
  * (expanded to full storage). Duplicate entries are summed. */
 kr_status kr_read_mtx(kr_ctx *ctx, const char *path, kr_csr *A);
-/* Writes coordinate real general, through a temporary file renamed at the
- * end so a failure leaves no partial file. */
+/* Writes coordinate real general, gzip-compressed when path ends in ".gz".
+ * How every writer below writes path: a new file or an existing regular
+ * one through a temporary in its folder renamed over it at the end (a
+ * failure leaves no partial file; a new file gets 0666 less the umask, an
+ * existing one keeps its mode); symbolic links followed (the link stays,
+ * its target is replaced); a FIFO or device, and "-", /dev/stdout,
+ * /dev/stderr, /dev/fd/N (the process's descriptor), written directly. */
 kr_status kr_write_mtx(kr_ctx *ctx, const char *path, const kr_csr *A);
 
 /* Reads a dense matrix (n x k, column-major into a new array *data freed with
  * free()) from a Matrix Market array file or a coordinate file. */
 kr_status kr_read_dense_mtx(kr_ctx *ctx, const char *path, int32_t *nrows,
                             int32_t *ncols, double **data);
+/* Writes "array real general" (gzip-compressed when path ends in ".gz"). */
 kr_status kr_write_dense_mtx(kr_ctx *ctx, const char *path, int32_t nrows,
                              int32_t ncols, const double *data);
 
@@ -122,14 +140,14 @@ kr_status kr_write_dense_mtx(kr_ctx *ctx, const char *path, int32_t nrows,
  * big-endian); class id, sizes and file length are checked before
  * allocating. Rows come out sorted, duplicates summed. */
 kr_status kr_read_petsc_mat(kr_ctx *ctx, const char *path, kr_csr *A);
-/* Writes A as a PETSc binary matrix that MatLoad reads, through a
- * temporary file renamed at the end. */
+/* Writes A as a PETSc binary matrix that MatLoad reads (as kr_write_mtx
+ * writes a path, never compressed). */
 kr_status kr_write_petsc_mat(kr_ctx *ctx, const char *path, const kr_csr *A);
 /* Reads a PETSc binary vector (VecView) into a new array *data of *n
  * doubles, freed with free(). */
 kr_status kr_read_petsc_vec(kr_ctx *ctx, const char *path, int32_t *n,
                             double **data);
-/* Writes n doubles as a PETSc binary vector, through a temporary file. */
+/* Writes n doubles as a PETSc binary vector (as kr_write_petsc_mat). */
 kr_status kr_write_petsc_vec(kr_ctx *ctx, const char *path, int32_t n,
                              const double *data);
 
@@ -152,6 +170,9 @@ int32_t kr_vec_size(const kr_vec *v);
 kr_status kr_vec_upload(kr_vec *v, const double *host);
 kr_status kr_vec_download(const kr_vec *v, double *host);
 kr_status kr_vec_fill(kr_vec *v, double value);
+/* The n doubles of v in the backend's memory: a device pointer on the GPU,
+ * host memory on the CPU. For user operators and preconditioners. */
+double *kr_vec_data(const kr_vec *v);
 
 /* --------------------------------------------------------------- matrices */
 
@@ -190,6 +211,40 @@ double kr_matrix_build_seconds(const kr_matrix *M);
 /* Entries the format stores (padding included) over nnz; 1 for CSR. */
 double kr_matrix_padding_ratio(const kr_matrix *M);
 
+/* A non-owning description of CSR arrays in the backend's memory (device
+ * pointers on the GPU), as cuSPARSE's generic API describes a matrix. */
+typedef struct kr_csr_view {
+    int32_t nrows, ncols, nnz;
+    const int32_t *rowptr; /* nrows + 1 */
+    const int32_t *colind; /* nnz       */
+    const double *val;     /* nnz       */
+} kr_csr_view;
+/* The CSR arrays M holds, if its format keeps them in that form: csr on
+ * the GPU (and "auto" when it picked csr there). Valid until M is
+ * destroyed or its values updated. KR_ERR_UNSUPPORTED for the formats that
+ * store another layout (ellr, pellr, vsr, hyb, the CPU csr, whose values
+ * are regrouped for its kernel) and for user operators. */
+kr_status kr_matrix_csr_view(const kr_matrix *M, kr_csr_view *v);
+
+/* A user's operator (matrix-free): y = A x, where x (ncols entries) and y
+ * (nrows entries) are distinct vectors of the context (kr_vec_data gives
+ * their memory; on the GPU, work on kr_ctx_cuda_stream). A status other
+ * than KR_OK stops whatever called it, which returns that status. */
+typedef kr_status (*kr_operator_fn)(void *user, const kr_vec *x, kr_vec *y);
+/* A kr_matrix whose apply calls fn: usable wherever a kr_matrix is (every
+ * method, kr_solve, kr_ksp, kr_matrix_apply). kr_matrix_format says
+ * "user"; it holds one scratch vector of nrows entries, for applies with
+ * alpha != 1 or beta != 0 (y = alpha*A*x + beta*y). */
+kr_status kr_matrix_create_user(kr_ctx *ctx, int32_t nrows, int32_t ncols,
+                                kr_operator_fn fn, void *user, kr_matrix **M);
+/* New values on the pattern M was created from: A has the same sizes,
+ * rowptr and colind (checked against a fingerprint of the pattern kept at
+ * creation: KR_ERR_ARG when it differs). The format that runs is rebuilt
+ * from A (an "auto" matrix keeps its pick); the handle stays valid, so
+ * solver objects and preconditioners that use M go on using it. Not for
+ * user operators (KR_ERR_UNSUPPORTED). */
+kr_status kr_matrix_update_values(kr_matrix *M, const kr_csr *A);
+
 /* ------------------------------------------------------- preconditioners */
 
 typedef struct kr_precond kr_precond;
@@ -215,6 +270,12 @@ typedef enum kr_singular_policy {
 
 /* Options of the preconditioners that take any (others ignore them). */
 typedef struct kr_precond_options {
+    size_t size;                 /* sizeof(kr_precond_options) as the
+                                    program was built: set it with
+                                    kr_precond_options_default; the library
+                                    reads only the fields within it, so a
+                                    program built against an older header
+                                    keeps working                           */
     int block_size;              /* max block size 1..32; default 32          */
     const int32_t *block_sizes;  /* the caller's blocks (sizes sum to n) or
                                     NULL for supervariable blocking           */
@@ -238,6 +299,29 @@ int32_t kr_precond_singular_blocks(const kr_precond *P);
 int32_t kr_precond_block_count(const kr_precond *P);
 kr_status kr_precond_block_sizes(const kr_precond *P, int32_t *sizes);
 
+/* kr_precond_create_opts for the matrix M made from A: where M holds its
+ * CSR in backend memory (kr_matrix_csr_view), the preconditioner reads it
+ * there instead of uploading A again (block-Jacobi's pattern and blocks on
+ * the GPU). A must be the host CSR M was made from, same values: it is
+ * still read for what runs on the host (Jacobi's diagonal, a singular
+ * block's stand-in). kr_precond_update_values then uses M again, so update
+ * M's values first. */
+kr_status kr_precond_create_matrix(kr_ctx *ctx, kr_matrix *M, const kr_csr *A,
+                                   const char *name,
+                                   const kr_precond_options *o, kr_precond **P);
+
+/* A user's preconditioner: z = P^-1 r on distinct vectors of n entries of
+ * the context (see kr_operator_fn). */
+typedef kr_status (*kr_precond_fn)(void *user, const kr_vec *r, kr_vec *z);
+/* A kr_precond whose apply calls fn; kr_precond_name says "user". */
+kr_status kr_precond_create_user(kr_ctx *ctx, int32_t n, kr_precond_fn fn,
+                                 void *user, kr_precond **P);
+/* Rebuilds P for new values of A on the pattern P was built from (after
+ * kr_matrix_update_values, say), with the options it was created with and
+ * without analysing the pattern again: block-Jacobi keeps its blocks.
+ * A user preconditioner: KR_ERR_UNSUPPORTED. */
+kr_status kr_precond_update_values(kr_precond *P, const kr_csr *A);
+
 /* ----------------------------------------------------------------- solve */
 
 /* Why a solve stopped. Positive: converged; negative: did not. The values
@@ -257,7 +341,11 @@ typedef enum kr_reason {
     /* The recursive residual met the tolerance but ||b - A x|| did not,
      * also after the allowed restarts (no PETSc counterpart, so a value
      * clear of PETSc's range) */
-    KR_DIVERGED_RESIDUAL_GAP = -20
+    KR_DIVERGED_RESIDUAL_GAP = -20,
+    /* Stopped on request: the monitor returned nonzero, or
+     * kr_solve_options.interrupt pointed at a nonzero value; x is the
+     * current iterate (krylov's own reason) */
+    KR_INTERRUPTED = -30
 } kr_reason;
 
 /* "CONVERGED_RTOL" etc. */
@@ -267,10 +355,17 @@ const char *kr_reason_text(kr_reason r);
 
 /* Called once per iteration (and for iteration 0) with ||r_k||; when a
  * restart (gap_restarts, breakdown_restarts) begins at iteration k, called
- * again for k with the true residual the method continues from. */
-typedef void (*kr_monitor_fn)(int iteration, double rnorm, void *user);
+ * again for k with the true residual the method continues from. Returns 0
+ * to go on; nonzero stops the solve with KR_INTERRUPTED (unless ||r_k||
+ * already met the tolerance, which stops it converged). */
+typedef int (*kr_monitor_fn)(int iteration, double rnorm, void *user);
 
 typedef struct kr_solve_options {
+    size_t size;        /* sizeof(kr_solve_options) as the program was
+                           built: set it with kr_solve_options_default; the
+                           library reads only the fields within it (later
+                           ones keep their defaults), so a program built
+                           against an older header keeps working */
     const char *method; /* "cg", "gmres", "idr", "bicgstab"; default "idr"   */
     double rtol;        /* default 1e-8                                       */
     double atol;        /* default 0                                          */
@@ -298,6 +393,10 @@ typedef struct kr_solve_options {
      * run stops for any reason a solve does (dtol still compares with
      * the solve's ||r_0||), and x is then its last iterate. */
     int breakdown_restarts;
+    /* Checked once per iteration on the host: nonzero stops the solve
+     * with KR_INTERRUPTED, x the current iterate (set it from a signal
+     * handler or another thread). NULL: never. */
+    const volatile int *interrupt;
 } kr_solve_options;
 
 void kr_solve_options_default(kr_solve_options *opt);
@@ -319,10 +418,54 @@ typedef struct kr_result {
 } kr_result;
 
 /* Solves A x = b; x holds the initial guess on entry. A reason that is not
- * converged is not an error: the status is KR_OK and res->reason says why. */
+ * converged is not an error: the status is KR_OK and res->reason says why.
+ * A solver object (kr_ksp below) made and destroyed for the one call: it
+ * allocates the method's work each time; use a kr_ksp to solve many. */
 kr_status kr_solve(kr_ctx *ctx, kr_matrix *A, kr_precond *P, const kr_vec *b,
                    kr_vec *x, const kr_solve_options *opt, kr_result *res);
 void kr_result_free(kr_result *res);
+
+/* ---------------------------------------------------------- solver object */
+
+/* A solver object, as PETSc's KSP: a method on a context with its
+ * operator, preconditioner and options. kr_ksp_setup allocates every work
+ * vector and scratch array once; then any number of kr_ksp_solve calls
+ * allocate nothing on the backend (kr_ctx_alloc_count does not move; the
+ * history, when asked for, is the result's own host array). Changing the
+ * method, restart or s, or an operator of another size, makes the next
+ * setup (or solve) allocate again; tolerances and the rest do not. */
+typedef struct kr_ksp kr_ksp;
+
+/* method: "cg", "gmres", "idr", "bicgstab", or NULL for the default; the
+ * options start as kr_solve_options_default with that method. */
+kr_status kr_ksp_create(kr_ctx *ctx, const char *method, kr_ksp **ksp);
+void kr_ksp_destroy(kr_ksp *ksp);
+/* The operator and the preconditioner are borrowed: they must outlive
+ * their use by the object. A NULL preconditioner means none. Any kr_matrix
+ * and kr_precond work, the user ones (kr_matrix_create_user,
+ * kr_precond_create_user) included. */
+kr_status kr_ksp_set_operator(kr_ksp *ksp, kr_matrix *A);
+kr_status kr_ksp_set_precond(kr_ksp *ksp, kr_precond *P);
+/* All options at once (checked as kr_solve checks them), or one by name:
+ * the `krylov solve` option names with or without their dashes ("restart",
+ * "--gap-restarts", "gap_restarts") and PETSc's ("-ksp_type",
+ * "ksp_gmres_restart", ...); keys: method (ksp_type; PETSc's bcgs is
+ * bicgstab), rtol (ksp_rtol), atol (ksp_atol), dtol (ksp_divtol), maxit
+ * (ksp_max_it), restart (ksp_gmres_restart), s, kappa, seed, gap_restarts,
+ * breakdown_restarts, keep_history (0 or 1). An unknown key or a value
+ * out of range is KR_ERR_ARG and changes nothing. The monitor and the
+ * interrupt flag are set through kr_ksp_set_options. */
+kr_status kr_ksp_set_options(kr_ksp *ksp, const kr_solve_options *opt);
+kr_status kr_ksp_set_option(kr_ksp *ksp, const char *key, const char *value);
+/* The options in force, into *opt, whose size field says how much to
+ * write: call kr_solve_options_default(opt) first. */
+kr_status kr_ksp_get_options(const kr_ksp *ksp, kr_solve_options *opt);
+/* Allocates the work of the method for the operator (and checks that the
+ * operator and preconditioner fit together). Called by kr_ksp_solve when
+ * needed; calling it first keeps the allocations out of the first solve. */
+kr_status kr_ksp_setup(kr_ksp *ksp);
+/* Solves A x = b as kr_solve does; x holds the initial guess. */
+kr_status kr_ksp_solve(kr_ksp *ksp, const kr_vec *b, kr_vec *x, kr_result *res);
 
 /* -------------------------------------------------------------- registry */
 

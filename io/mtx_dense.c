@@ -98,13 +98,16 @@ kr_status kr_write_dense_mtx(kr_ctx *ctx, const char *path, int32_t nrows,
     if (!path) return kr_fail(ctx, KR_ERR_ARG, "kr_write_dense_mtx: NULL path");
     KR_TRY(check_dense(ctx, path, nrows, ncols, data));
     kr_outfile o;
-    KR_TRY(kr_outfile_open(ctx, path, &o));
-    if (fprintf(o.f, "%%%%MatrixMarket matrix array real general\n%d %d\n",
-                nrows, ncols) < 0)
+    KR_TRY(kr_outfile_open(
+        ctx, path, kr_outfile_gzip_name(path) ? KR_OUT_GZIP : KR_OUT_PLAIN,
+        &o));
+    if (kr_outfile_printf(&o,
+                          "%%%%MatrixMarket matrix array real general\n%d %d\n",
+                          nrows, ncols) < 0)
         return kr_outfile_fail(ctx, &o);
     size_t size = (size_t)nrows * (size_t)ncols;
     for (size_t k = 0; k < size; k++)
-        if (fprintf(o.f, "%.17g\n", data[k]) < 0)
+        if (kr_outfile_printf(&o, "%.17g\n", data[k]) < 0)
             return kr_outfile_fail(ctx, &o);
     return kr_outfile_commit(ctx, &o);
 }

@@ -407,7 +407,7 @@ kr_status kr_read_petsc_vec(kr_ctx *ctx, const char *path, int32_t *n,
 
 /* ---------------------------------------------------------------- writers */
 
-static int write_ints(FILE *f, const int32_t *a, size_t n, int lengths)
+static int write_ints(kr_outfile *f, const int32_t *a, size_t n, int lengths)
 {
     unsigned char buf[4 * KR_PETSC_CHUNK];
     for (size_t i = 0; i < n; i += KR_PETSC_CHUNK) {
@@ -415,12 +415,12 @@ static int write_ints(FILE *f, const int32_t *a, size_t n, int lengths)
         for (size_t k = 0; k < m; k++) /* lengths: a is a rowptr */
             put_be32(buf + 4 * k,
                      (uint32_t)(lengths ? a[i + k + 1] - a[i + k] : a[i + k]));
-        if (fwrite(buf, 4, m, f) != m) return -1;
+        if (kr_outfile_write(f, buf, 4 * m) != 0) return -1;
     }
     return 0;
 }
 
-static int write_doubles(FILE *f, const double *a, size_t n)
+static int write_doubles(kr_outfile *f, const double *a, size_t n)
 {
     unsigned char buf[8 * KR_PETSC_CHUNK];
     for (size_t i = 0; i < n; i += KR_PETSC_CHUNK) {
@@ -431,7 +431,7 @@ static int write_doubles(FILE *f, const double *a, size_t n)
             put_be32(buf + 8 * k, (uint32_t)(u >> 32));
             put_be32(buf + 8 * k + 4, (uint32_t)u);
         }
-        if (fwrite(buf, 8, m, f) != m) return -1;
+        if (kr_outfile_write(f, buf, 8 * m) != 0) return -1;
     }
     return 0;
 }
@@ -446,11 +446,11 @@ kr_status kr_write_petsc_mat(kr_ctx *ctx, const char *path, const kr_csr *A)
     }
     int32_t h[4] = {KR_PETSC_MAT_ID, A->nrows, A->ncols, A->nnz};
     kr_outfile o;
-    KR_TRY(kr_outfile_open(ctx, path, &o));
-    if (write_ints(o.f, h, 4, 0) ||
-        write_ints(o.f, A->rowptr, (size_t)A->nrows, 1) ||
-        write_ints(o.f, A->colind, (size_t)A->nnz, 0) ||
-        write_doubles(o.f, A->val, (size_t)A->nnz))
+    KR_TRY(kr_outfile_open(ctx, path, KR_OUT_PLAIN, &o));
+    if (write_ints(&o, h, 4, 0) ||
+        write_ints(&o, A->rowptr, (size_t)A->nrows, 1) ||
+        write_ints(&o, A->colind, (size_t)A->nnz, 0) ||
+        write_doubles(&o, A->val, (size_t)A->nnz))
         return kr_outfile_fail(ctx, &o);
     return kr_outfile_commit(ctx, &o);
 }
@@ -468,8 +468,8 @@ kr_status kr_write_petsc_vec(kr_ctx *ctx, const char *path, int32_t n,
                            path, i);
     int32_t h[2] = {KR_PETSC_VEC_ID, n};
     kr_outfile o;
-    KR_TRY(kr_outfile_open(ctx, path, &o));
-    if (write_ints(o.f, h, 2, 0) || write_doubles(o.f, data, (size_t)n))
+    KR_TRY(kr_outfile_open(ctx, path, KR_OUT_PLAIN, &o));
+    if (write_ints(&o, h, 2, 0) || write_doubles(&o, data, (size_t)n))
         return kr_outfile_fail(ctx, &o);
     return kr_outfile_commit(ctx, &o);
 }

@@ -4,9 +4,11 @@
 #include "io/source.h"
 
 #include "core/error.h"
+#include "core/memory.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -215,31 +217,10 @@ void kr_source_close(kr_source *S)
     S->fd = -1;
 }
 
-/* Physical memory in bytes, or 0 when the system does not say. */
-static double physical_bytes(void)
-{
-#ifdef _SC_PHYS_PAGES
-    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
-    if (pages > 0 && size > 0) return (double)pages * (double)size;
-#endif
-    return 0.0;
-}
-
-/* Set by the fuzz targets, whose inputs of a few KB must not make the
- * readers take gigabytes; 0: the machine's memory. */
-static double memory_cap;
-
-void kr_io_set_memory_cap(double bytes) { memory_cap = bytes; }
-
 kr_status kr_io_check_memory(kr_ctx *ctx, const char *where, double bytes,
                              const char *what)
 {
-    double have = memory_cap > 0 ? memory_cap : physical_bytes();
-    if (have > 0 && bytes > have)
-        return kr_fail(ctx, KR_ERR_NOMEM,
-                       "%s: %s needs %.0f bytes (%.1f GiB), more than this "
-                       "machine's %.0f bytes (%.1f GiB) of memory",
-                       where, what, bytes, bytes / 1073741824.0, have,
-                       have / 1073741824.0);
-    return KR_OK;
+    char full[768];
+    snprintf(full, sizeof full, "%s: %s", where, what);
+    return kr_host_mem_check(ctx, bytes, full);
 }

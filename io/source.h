@@ -46,13 +46,11 @@ int kr_source_gzip(const kr_source *S);
 /* Closes; accepts a zeroed or already closed source. */
 void kr_source_close(kr_source *S);
 
-/* Refuses, naming `path` and `what`, an allocation of `bytes` that exceeds
- * the machine's physical memory: sizes read from a file are checked with
- * it before anything is allocated for them. */
+/* Refuses, naming `where` and `what`, an allocation of `bytes` that
+ * exceeds the memory available (core/memory.h: MemAvailable, lowered by
+ * $KRYLOV_MEMORY_LIMIT): sizes read from a file are checked with it
+ * before anything is allocated for them. */
 kr_status kr_io_check_memory(kr_ctx *ctx, const char *where, double bytes,
                              const char *what);
-/* Lowers the memory kr_io_check_memory allows (tests and fuzz targets);
- * 0 restores the machine's. Not thread-safe: set it before reading. */
-void kr_io_set_memory_cap(double bytes);
 
 #endif

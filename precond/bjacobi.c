@@ -51,9 +51,12 @@ typedef struct bj_setup_mem {
     void *scratch; /* 4 (n + 1) bytes: flags (n), then info (nb <= n) */
     void *dev;     /* the allocation on the GPU, NULL on the CPU       */
     unsigned char *host_scratch;
+    int uploaded; /* 1 when A was uploaded (no view of the matrix's)  */
 } bj_setup_mem;
 
-static kr_status setup_mem(kr_ctx *ctx, const kr_csr *A, bj_setup_mem *w)
+/* dev: the matrix's own CSR in backend memory, or NULL to upload A. */
+static kr_status setup_mem(kr_ctx *ctx, const kr_csr *A, const kr_csr_view *dev,
+                           bj_setup_mem *w)
 {
     memset(w, 0, sizeof *w);
     w->A = (kr_gje_csr){A->nrows, A->nnz, A->rowptr, A->colind, A->val};
@@ -65,6 +68,14 @@ static kr_status setup_mem(kr_ctx *ctx, const kr_csr *A, bj_setup_mem *w)
         return w->scratch ? KR_OK
                           : kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
     }
+    if (dev) { /* A is on the device already: only the scratch */
+        w->A = (kr_gje_csr){dev->nrows, dev->nnz, dev->rowptr, dev->colind,
+                            dev->val};
+        KR_TRY(ctx->ops->alloc(ctx, &w->dev, scratch));
+        w->scratch = w->dev;
+        return KR_OK;
+    }
+    w->uploaded = 1;
     /* val first (8-byte aligned), then rowptr, colind, scratch */
     size_t off_rp = nnz * 8, off_ci = off_rp + n1 * 4;
     size_t off_s = (off_ci + nnz * 4 + 7) / 8 * 8;
@@ -282,25 +293,27 @@ static kr_status check_build(kr_ctx *ctx, const kr_csr *A,
 /* The pipeline, each stage timed (the GPU's work is finished by the
  * download that ends each stage). */
 static kr_status build_stages(kr_ctx *ctx, const kr_csr *A,
+                              const kr_csr_view *dev,
                               const kr_precond_options *o, bj_impl *m)
 {
     bj_setup_mem w;
     double t0 = kr_wtime();
-    kr_status st = setup_mem(ctx, A, &w);
+    kr_status st = setup_mem(ctx, A, dev, &w);
     double t1 = kr_wtime();
     if (st == KR_OK) st = partition(ctx, A, &w, o, m);
     double t2 = kr_wtime();
     if (st == KR_OK) st = invert_blocks(ctx, A, &w, o->singular, m);
     double t3 = kr_wtime();
-    /* on the CPU nothing is uploaded: setup_mem only allocates the flags'
-     * scratch, which the blocking uses */
-    double up = w.dev ? t1 - t0 : 0.0;
+    /* on the CPU, or from the matrix's device CSR, nothing is uploaded:
+     * setup_mem only allocates the flags' scratch, which the blocking uses */
+    double up = w.uploaded ? t1 - t0 : 0.0;
     setup_mem_free(ctx, &w);
     m->times = (kr_bjacobi_times){up, t2 - t0 - up, t3 - t2, kr_wtime() - t0};
     return st;
 }
 
-static kr_status bj_build_opts(kr_ctx *ctx, const kr_csr *A,
+static kr_status bj_build_view(kr_ctx *ctx, const kr_csr *A,
+                               const kr_csr_view *dev,
                                const kr_precond_options *o, void **impl)
 {
     KR_TRY(check_build(ctx, A, o));
@@ -308,13 +321,19 @@ static kr_status bj_build_opts(kr_ctx *ctx, const kr_csr *A,
     if (!m) return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
     m->n = A->nrows;
     m->ops = kr_gje_batch_ops_for(ctx);
-    kr_status st = build_stages(ctx, A, o, m);
+    kr_status st = build_stages(ctx, A, dev, o, m);
     if (st != KR_OK) {
         bj_free(ctx, m);
         return st;
     }
     *impl = m;
     return KR_OK;
+}
+
+static kr_status bj_build_opts(kr_ctx *ctx, const kr_csr *A,
+                               const kr_precond_options *o, void **impl)
+{
+    return bj_build_view(ctx, A, NULL, o, impl);
 }
 
 static kr_status bj_build(kr_ctx *ctx, const kr_csr *A, void **impl)
@@ -360,6 +379,7 @@ const kr_precond_ops kr_precond_bjacobi_ops = {
     .destroy = bj_destroy,
     .diagonal = NULL,
     .build_opts = bj_build_opts,
+    .build_view = bj_build_view,
     .singular_blocks = bj_singular_blocks,
     .block_count = bj_block_count,
     .block_sizes = bj_block_sizes,

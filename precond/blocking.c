@@ -96,7 +96,7 @@ kr_status kr_blocking_given(kr_ctx *ctx, int32_t n, const int32_t *sizes,
         if (sizes[b] < 1 || sizes[b] > KR_BLOCK_MAX)
             return kr_fail(ctx, KR_ERR_ARG,
                            "bjacobi: block %d has size %d, not in 1..%d",
-                           (int)b, (int)sizes[b], KR_BLOCK_MAX);
+                           (int)b + 1, (int)sizes[b], KR_BLOCK_MAX);
         sum += sizes[b];
     }
     if (sum != n)

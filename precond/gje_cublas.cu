@@ -92,6 +92,17 @@ static kr_status alloc_arrays(kr_ctx *ctx, kr_gje_cublas *h,
                            (nrows + 2 * nb) * sizeof(int));
 }
 
+/* The context's cuBLAS handle, made on first use so that solves, which
+ * never call cuBLAS, do not pay for one. */
+static kr_status cublas_handle(kr_ctx *ctx)
+{
+    kr_cuda_state *st = kr_cuda(ctx);
+    if (st->cublas) return KR_OK;
+    KR_CUBLAS_TRY(ctx, cublasCreate(&st->cublas));
+    KR_CUBLAS_TRY(ctx, cublasSetStream(st->cublas, st->stream));
+    return KR_OK;
+}
+
 kr_status kr_gje_cublas_create(kr_ctx *ctx, const kr_gje_batch *bb,
                                const double *in, double *work, double *out,
                                kr_gje_cublas **out_h)
@@ -100,6 +111,7 @@ kr_status kr_gje_cublas_create(kr_ctx *ctx, const kr_gje_batch *bb,
     if (ctx->device != KR_DEVICE_CUDA)
         return kr_fail(ctx, KR_ERR_UNSUPPORTED,
                        "the cuBLAS baseline needs a CUDA context");
+    KR_TRY(cublas_handle(ctx));
     kr_gje_cublas *h = (kr_gje_cublas *)calloc(1, sizeof *h);
     if (!h) return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
     h->in = in;

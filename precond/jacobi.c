@@ -25,20 +25,36 @@ static kr_status invert_diagonal(kr_ctx *ctx, const kr_csr *A, double *d)
     return KR_OK;
 }
 
-static kr_status jacobi_build(kr_ctx *ctx, const kr_csr *A, void **impl)
+/* The inverse diagonal into dev (allocated there when *dev is NULL). */
+static kr_status upload_inverse(kr_ctx *ctx, const kr_csr *A, void **dev)
 {
     if (A->nrows != A->ncols)
         return kr_fail(ctx, KR_ERR_ARG,
                        "jacobi: matrix is %d x %d, not "
                        "square",
                        A->nrows, A->ncols);
-    double *d = malloc(((size_t)A->nrows + 1) * sizeof *d);
+    size_t bytes = (size_t)A->nrows * sizeof(double);
+    double *d = malloc(bytes + sizeof(double));
     if (!d) return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
     kr_status st = invert_diagonal(ctx, A, d);
-    if (st == KR_OK)
-        st = kr_dev_upload_new(ctx, d, (size_t)A->nrows * sizeof *d, impl);
+    if (st == KR_OK && !*dev)
+        st = kr_dev_upload_new(ctx, d, bytes, dev);
+    else if (st == KR_OK && bytes)
+        st = ctx->ops->upload(ctx, *dev, d, bytes);
     free(d);
     return st;
+}
+
+static kr_status jacobi_build(kr_ctx *ctx, const kr_csr *A, void **impl)
+{
+    *impl = NULL;
+    return upload_inverse(ctx, A, impl);
+}
+
+/* same n (checked by the caller): the new inverse over the old one */
+static kr_status jacobi_update_values(kr_ctx *ctx, void *impl, const kr_csr *A)
+{
+    return upload_inverse(ctx, A, &impl);
 }
 
 static kr_status jacobi_apply(kr_ctx *ctx, void *impl, int32_t n,
@@ -62,4 +78,5 @@ const kr_precond_ops kr_precond_jacobi_ops = {
     .apply = jacobi_apply,
     .destroy = jacobi_destroy,
     .diagonal = jacobi_diagonal,
+    .update_values = jacobi_update_values,
 };

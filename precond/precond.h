@@ -23,6 +23,15 @@ typedef struct kr_precond_ops {
      * NULL there). */
     kr_status (*build_opts)(kr_ctx *ctx, const kr_csr *A,
                             const kr_precond_options *o, void **impl);
+    /* Optional: build_opts reading A from the CSR dev in backend memory
+     * (a kr_matrix's own, kr_matrix_csr_view) instead of uploading it; the
+     * host A is still given for host-side steps. */
+    kr_status (*build_view)(kr_ctx *ctx, const kr_csr *A,
+                            const kr_csr_view *dev, const kr_precond_options *o,
+                            void **impl);
+    /* Optional: new values of A on the pattern impl was built for, in
+     * place (no backend allocation); else update_values builds anew. */
+    kr_status (*update_values)(kr_ctx *ctx, void *impl, const kr_csr *A);
     int32_t (*singular_blocks)(const void *impl);
     int32_t (*block_count)(const void *impl);
     void (*block_sizes)(const void *impl, int32_t *sizes);
@@ -33,7 +42,13 @@ struct kr_precond {
     const kr_precond_ops *ops;
     void *impl;
     int32_t n;
+    kr_precond_options opt; /* as created, block_sizes dropped: for
+                               kr_precond_update_values */
+    kr_matrix *M;           /* kr_precond_create_matrix's matrix, borrowed */
 };
+
+/* 1 for a kr_precond_create_user preconditioner (precond/user.c). */
+int kr_precond_is_user(const kr_precond *P);
 
 const kr_precond_ops *kr_precond_find(const char *name);
 

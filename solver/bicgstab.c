@@ -97,15 +97,20 @@ static kr_status bcgs_iterate(kr_solve_args *a, kr_result *res, double *w)
 
 static kr_status bcgs_solve(kr_solve_args *a, kr_result *res)
 {
-    double *w;
-    KR_TRY(kr_work_alloc(a, NWORK, &w));
-    kr_status st = bcgs_iterate(a, res, w);
-    kr_dev_free(a->ctx, w);
-    return st;
+    return bcgs_iterate(a, res, a->work);
+}
+
+static void bcgs_workspace(const kr_solve_options *o, int32_t n, int *nvec,
+                           size_t *nhost)
+{
+    (void)o, (void)n;
+    *nvec = NWORK;
+    *nhost = 0;
 }
 
 const kr_solver_ops kr_bicgstab_ops = {
     .name = "bicgstab",
     .summary = "BiCGSTAB, right-preconditioned, for any A",
     .solve = bcgs_solve,
+    .workspace = bcgs_workspace,
 };

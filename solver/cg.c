@@ -77,15 +77,20 @@ static kr_status cg_iterate(kr_solve_args *a, kr_result *res, double *w)
 
 static kr_status cg_solve(kr_solve_args *a, kr_result *res)
 {
-    double *w;
-    KR_TRY(kr_work_alloc(a, NWORK, &w));
-    kr_status st = cg_iterate(a, res, w);
-    kr_dev_free(a->ctx, w);
-    return st;
+    return cg_iterate(a, res, a->work);
+}
+
+static void cg_workspace(const kr_solve_options *o, int32_t n, int *nvec,
+                         size_t *nhost)
+{
+    (void)o, (void)n;
+    *nvec = NWORK;
+    *nhost = 0;
 }
 
 const kr_solver_ops kr_cg_ops = {
     .name = "cg",
     .summary = "conjugate gradients, for symmetric positive definite A",
     .solve = cg_solve,
+    .workspace = cg_workspace,
 };

@@ -15,7 +15,7 @@
  * space already built (round-off level after two orthogonalisations). */
 #define GM_HAPPY_TOL 1e-14
 
-/* The small dense work, on the host, allocated once per solve. */
+/* The small dense work, on the host, allocated at setup. */
 typedef struct gm_host {
     int m;
     double *H;  /* (m+1) x m column-major; upper triangle becomes R */
@@ -179,27 +179,28 @@ static kr_status gmres_solve(kr_solve_args *a, kr_result *res)
 {
     int m = a->opt->restart;
     size_t mm = (size_t)m;
-    gm_host w = {.m = m};
-    double *V = NULL;
-    kr_status st = KR_OK;
-    w.H = malloc(((mm + 1) * mm + 5 * mm + 2) * sizeof(double));
-    if (!w.H) return kr_fail(a->ctx, KR_ERR_NOMEM, "gmres: out of host memory");
+    gm_host w = {.m = m, .H = a->hwork};
     w.cs = w.H + (mm + 1) * mm;
     w.sn = w.cs + mm;
     w.g = w.sn + mm;
     w.y = w.g + mm + 1;
     w.h2 = w.y + mm;
-    /* V's m+1 columns, then t and z */
-    KR_CHECK(st, kr_work_alloc(a, m + 3, &V), done);
-    st = iterate(a, res, &w, V);
-done:
-    kr_dev_free(a->ctx, V);
-    free(w.H);
-    return st;
+    return iterate(a, res, &w, a->work);
+}
+
+/* V's m+1 columns, then t and z; H, cs, sn, g, y and h2 on the host */
+static void gmres_workspace(const kr_solve_options *o, int32_t n, int *nvec,
+                            size_t *nhost)
+{
+    (void)n;
+    size_t mm = (size_t)o->restart;
+    *nvec = o->restart + 3;
+    *nhost = (mm + 1) * mm + 5 * mm + 2;
 }
 
 const kr_solver_ops kr_gmres_ops = {
     .name = "gmres",
     .summary = "restarted GMRES(m), right-preconditioned, for any A",
     .solve = gmres_solve,
+    .workspace = gmres_workspace,
 };

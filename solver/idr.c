@@ -11,7 +11,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-/* The small dense work, on the host, allocated once per solve. */
+/* The small dense work, on the host, allocated at setup. */
 typedef struct idr_host {
     int s;
     double *M; /* s x s column-major, P^T G; lower triangular */
@@ -181,6 +181,12 @@ static kr_status iterate(kr_solve_args *a, kr_result *res, idr_dev *d,
     res->reason = kr_solver_check(a, res, 0, rnorm);
     if (res->reason != KR_ITERATING) return KR_OK;
     KR_TRY(shadow_space(a, s, d->P));
+    /* the first cycle reads columns of U and G it has not written yet:
+     * they start at 0 on every run, whatever the last solve left there */
+    for (int j = 0; j < s; j++) {
+        KR_TRY(ctx->ops->fill(ctx, n, 0.0, column(d->U, n, j)));
+        KR_TRY(ctx->ops->fill(ctx, n, 0.0, column(d->G, n, j)));
+    }
     for (int i = 0; i < s * s; i++)
         w->M[i] = i % (s + 1) == 0; /* M = I */
     while (res->reason == KR_ITERATING)
@@ -188,37 +194,42 @@ static kr_status iterate(kr_solve_args *a, kr_result *res, idr_dev *d,
     return KR_OK;
 }
 
+/* P cannot hold more than n independent vectors */
+static int shadow_dim(const kr_solve_options *o, int32_t n)
+{
+    return o->s < n ? o->s : (int)n;
+}
+
 static kr_status idr_solve(kr_solve_args *a, kr_result *res)
 {
-    /* P cannot hold more than n independent vectors */
-    int s = a->opt->s < a->n ? a->opt->s : (int)a->n;
+    int s = shadow_dim(a->opt, a->n);
     size_t ss = (size_t)s;
-    idr_host w = {.s = s};
-    idr_dev d;
-    double *work = NULL;
-    kr_status st = KR_OK;
-    /* host: M (s x s), f, c, h (s each) */
-    w.M = malloc((ss * ss + 3 * ss + 1) * sizeof(double));
-    if (!w.M) return kr_fail(a->ctx, KR_ERR_NOMEM, "idr: out of host memory");
+    idr_host w = {.s = s, .M = a->hwork};
+    double *work = a->work;
     w.f = w.M + ss * ss;
     w.c = w.f + ss;
     w.h = w.c + ss;
-    KR_CHECK(st, kr_work_alloc(a, NVEC + 3 * s, &work), done);
-    d = (idr_dev){.r = column(work, a->n, R),
-                  .v = column(work, a->n, V),
-                  .vh = column(work, a->n, VH),
-                  .P = column(work, a->n, NVEC),
-                  .G = column(work, a->n, NVEC + s),
-                  .U = column(work, a->n, NVEC + 2 * s)};
-    st = iterate(a, res, &d, &w);
-done:
-    kr_dev_free(a->ctx, work);
-    free(w.M);
-    return st;
+    idr_dev d = {.r = column(work, a->n, R),
+                 .v = column(work, a->n, V),
+                 .vh = column(work, a->n, VH),
+                 .P = column(work, a->n, NVEC),
+                 .G = column(work, a->n, NVEC + s),
+                 .U = column(work, a->n, NVEC + 2 * s)};
+    return iterate(a, res, &d, &w);
+}
+
+/* r, v, v^, then P, G and U (s columns each); host: M (s x s), f, c, h */
+static void idr_workspace(const kr_solve_options *o, int32_t n, int *nvec,
+                          size_t *nhost)
+{
+    size_t ss = (size_t)shadow_dim(o, n);
+    *nvec = NVEC + 3 * (int)ss;
+    *nhost = ss * ss + 3 * ss + 1;
 }
 
 const kr_solver_ops kr_idr_ops = {
     .name = "idr",
     .summary = "IDR(s) with bi-orthogonalisation, right-preconditioned",
     .solve = idr_solve,
+    .workspace = idr_workspace,
 };

@@ -16,6 +16,7 @@ const char *kr_reason_name(kr_reason r)
     case KR_DIVERGED_NANORINF: return "DIVERGED_NANORINF";
     case KR_DIVERGED_INDEFINITE_MAT: return "DIVERGED_INDEFINITE_MAT";
     case KR_DIVERGED_RESIDUAL_GAP: return "DIVERGED_RESIDUAL_GAP";
+    case KR_INTERRUPTED: return "INTERRUPTED";
     }
     return "UNKNOWN_REASON";
 }
@@ -42,6 +43,9 @@ const char *kr_reason_text(kr_reason r)
     case KR_DIVERGED_RESIDUAL_GAP:
         return "the true residual ||b - A x|| missed the tolerance the "
                "recursive residual met (a residual gap)";
+    case KR_INTERRUPTED:
+        return "stopped on request (interrupt or monitor); x is the "
+               "current iterate";
     }
     return "unknown reason";
 }

@@ -1,11 +1,16 @@
 /* kr_solve: checks the arguments, handles b = 0, runs the method chosen by
  * name, recomputes the true residual at the end and restarts the method
  * from x when that residual does not confirm its convergence or when the
- * method broke down. Also the stopping test every method shares. */
+ * method broke down. Also the stopping test every method shares. The run
+ * itself works in memory a solver object (solver/ksp.c) allocated; kr_solve
+ * makes one for the call. */
 #include "core/error.h"
+#include "solver/ksp.h"
 #include "solver/solver.h"
 
+#include <float.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,6 +42,7 @@ const char *const *kr_method_names(void)
 void kr_solve_options_default(kr_solve_options *opt)
 {
     memset(opt, 0, sizeof *opt);
+    opt->size = sizeof *opt;
     opt->method = "idr";
     opt->rtol = 1e-8;
     opt->atol = 0.0;
@@ -50,7 +56,27 @@ void kr_solve_options_default(kr_solve_options *opt)
     opt->breakdown_restarts = 3;
 }
 
-static kr_status check_options(kr_ctx *ctx, const kr_solve_options *o)
+/* The first layout with a size field ends before `interrupt`. */
+#define KR_SOLVE_OPTIONS_MIN_SIZE offsetof(kr_solve_options, interrupt)
+
+kr_status kr_solve_options_read(kr_ctx *ctx, const kr_solve_options *in,
+                                kr_solve_options *out)
+{
+    kr_solve_options_default(out);
+    if (!in) return KR_OK;
+    if (in->size < KR_SOLVE_OPTIONS_MIN_SIZE || in->size > sizeof *out)
+        return kr_fail(ctx, KR_ERR_ARG,
+                       "kr_solve_options.size is %zu, not %zu..%zu: set it "
+                       "with kr_solve_options_default (a program built "
+                       "against a newer krylov.h needs a newer library)",
+                       in->size, (size_t)KR_SOLVE_OPTIONS_MIN_SIZE,
+                       sizeof *out);
+    memcpy(out, in, in->size);
+    out->size = sizeof *out;
+    return KR_OK;
+}
+
+kr_status kr_solve_check_options(kr_ctx *ctx, const kr_solve_options *o)
 {
     if (!(o->rtol >= 0) || !(o->atol >= 0) || !(o->dtol >= 0))
         return kr_fail(ctx, KR_ERR_ARG,
@@ -79,13 +105,18 @@ static kr_status check_options(kr_ctx *ctx, const kr_solve_options *o)
     return KR_OK;
 }
 
-static kr_status check_args(kr_ctx *ctx, kr_matrix *A, kr_precond *P,
-                            const kr_vec *b, kr_vec *x)
+kr_status kr_solve_check_args(kr_ctx *ctx, kr_matrix *A, kr_precond *P,
+                              const kr_vec *b, const kr_vec *x)
 {
-    if (!A || !P || !b || !x)
+    if (!A) return kr_null_arg(ctx, "kr_solve", "the matrix A");
+    if (!P) return kr_null_arg(ctx, "kr_solve", "the preconditioner P");
+    if (!b) return kr_null_arg(ctx, "kr_solve", "b");
+    if (!x) return kr_null_arg(ctx, "kr_solve", "x");
+    if (b == x || b->data == x->data)
         return kr_fail(ctx, KR_ERR_ARG,
-                       "kr_solve: NULL matrix, "
-                       "preconditioner or vector");
+                       "kr_solve: b and x are the same vector; x is "
+                       "overwritten while b is still read, so they must be "
+                       "distinct");
     if (A->nrows != A->ncols)
         return kr_fail(ctx, KR_ERR_ARG,
                        "cannot solve with a %d x %d matrix: "
@@ -103,25 +134,60 @@ static kr_status check_args(kr_ctx *ctx, kr_matrix *A, kr_precond *P,
     return KR_OK;
 }
 
-kr_status kr_norm2(kr_ctx *ctx, int32_t n, const double *x, double *nrm)
+/* sum((s*x_i)^2) in a scratch vector: the slow path of kr_norm2, taken
+ * only when the plain sum of squares under- or overflowed. */
+static kr_status scaled_sumsq(kr_ctx *ctx, int32_t n, const double *x, double s,
+                              double *out)
 {
-    double d;
+    double *t;
+    KR_TRY(kr_dev_zeros(ctx, (size_t)n, &t));
+    kr_status st = ctx->ops->axpby(ctx, n, s, x, 0.0, t);
+    const double *ts[1] = {t};
+    if (st == KR_OK) st = ctx->ops->dots(ctx, n, 1, ts, ts, out);
+    kr_dev_free(ctx, t);
+    return st;
+}
+
+/* Squares of entries below 2^-485 lose digits or vanish and squares above
+ * 2^512 overflow, so a sum of squares outside [2^-970, DBL_MAX] is redone
+ * on the vector scaled by 2^600 or 2^-600 (exact: powers of two), as BLAS
+ * dnrm2 scales. The result is m * 2^e; a sum that is exactly 0 means every
+ * entry is exactly 0 (the smallest subnormal scaled by 2^600 squares to a
+ * normal number). */
+kr_status kr_norm2_exp(kr_ctx *ctx, int32_t n, const double *x, double *m,
+                       int *e)
+{
     const double *xs[1] = {x};
+    double d;
+    *e = 0;
     KR_TRY(ctx->ops->dots(ctx, n, 1, xs, xs, &d));
-    *nrm = sqrt(d);
+    if (isnan(d) || (d >= 0x1p-970 && d <= DBL_MAX)) {
+        *m = sqrt(d);
+        return KR_OK;
+    }
+    int shift = d < 0x1p-970 ? 600 : -600;
+    KR_TRY(scaled_sumsq(ctx, n, x, ldexp(1.0, shift), &d));
+    *m = sqrt(d); /* inf here: x holds an Inf */
+    *e = -shift;
     return KR_OK;
 }
 
-/* ||b - A x||, in a temporary vector allocated outside the iteration. */
+kr_status kr_norm2(kr_ctx *ctx, int32_t n, const double *x, double *nrm)
+{
+    double m;
+    int e;
+    KR_TRY(kr_norm2_exp(ctx, n, x, &m, &e));
+    *nrm = ldexp(m, e);
+    return KR_OK;
+}
+
+/* ||b - A x||, in the vector set aside for it at setup. */
 static kr_status true_residual(kr_solve_args *a, double *out)
 {
-    double *r;
-    KR_TRY(kr_dev_zeros(a->ctx, (size_t)a->n, &r));
-    kr_status st = a->ctx->ops->copy(a->ctx, r, a->b, (size_t)a->n * 8);
-    if (st == KR_OK) st = kr_spmv(a, -1.0, a->x, 1.0, r);
-    if (st == KR_OK) st = kr_norm2(a->ctx, a->n, r, out);
-    kr_dev_free(a->ctx, r);
-    return st;
+    double *r = a->check;
+    KR_TRY(a->ctx->ops->copy(a->ctx, r, a->b, (size_t)a->n * 8));
+    KR_TRY(kr_spmv(a, -1.0, a->x, 1.0, r));
+    return kr_norm2(a->ctx, a->n, r, out);
 }
 
 /* 1 when the reason claims a convergence the true residual must confirm
@@ -153,21 +219,26 @@ static int breakdown_restart(const kr_solve_args *a, const kr_result *res)
  * method, whose start-up recomputes r = b - A x (a residual replacement,
  * after van der Vorst & Ye), up to gap_restarts times; then the reason is
  * KR_DIVERGED_RESIDUAL_GAP. A breakdown restarts up to breakdown_restarts
- * times, when breakdown_restart says it can help. */
+ * times, when breakdown_restart says it can help. After a stop request
+ * (kr_solve_options.interrupt) no restart begins: KR_INTERRUPTED. */
 static int restart_due(const kr_solve_args *a, kr_result *res)
 {
-    if (breakdown_restart(a, res)) {
-        res->breakdown_restarts++;
-        return 1;
-    }
-    if (!claims_convergence(res->reason) ||
-        kr_solver_converged(a, res->true_rnorm))
-        return 0;
-    if (res->true_residual_restarts >= a->opt->gap_restarts) {
+    int breakdown = breakdown_restart(a, res);
+    int gap = !breakdown && claims_convergence(res->reason) &&
+              !kr_solver_converged(a, res->true_rnorm);
+    if (gap && res->true_residual_restarts >= a->opt->gap_restarts) {
         res->reason = KR_DIVERGED_RESIDUAL_GAP;
         return 0;
     }
-    res->true_residual_restarts++;
+    if (!breakdown && !gap) return 0;
+    if (kr_solver_interrupted(a)) { /* no new run after a stop request */
+        res->reason = KR_INTERRUPTED;
+        return 0;
+    }
+    if (breakdown)
+        res->breakdown_restarts++;
+    else
+        res->true_residual_restarts++;
     return 1;
 }
 
@@ -185,61 +256,93 @@ static kr_status run_checked(kr_solve_args *a, const kr_solver_ops *method,
     }
 }
 
-static kr_status run(kr_solve_args *a, const kr_solver_ops *method,
-                     kr_result *res)
+/* x = s*x in place (s a power of two: exact unless x under/overflows). */
+static kr_status scale_in_place(kr_solve_args *a, double s, double *x)
 {
-    KR_TRY(kr_norm2(a->ctx, a->n, a->b, &a->bnorm));
+    return a->ctx->ops->axpby(a->ctx, a->n, s, x, 0.0, x);
+}
+
+/* Runs the method on A (s x) = s b, s = 2^-e, when ||b|| = m 2^e lies
+ * beyond 2^+-500: the methods' plain sums of squares would otherwise under-
+ * or overflow. The tolerances scale with b, so the iterates are those of
+ * the unscaled solve times s; x and the norms the user sees are scaled
+ * back. Solves with ||b|| inside the range run unscaled, bit for bit. */
+static kr_status run_scaled(kr_solve_args *a, const kr_solver_ops *method,
+                            kr_result *res, int e)
+{
+    double s = ldexp(1.0, -e), *bs;
+    kr_solve_options o = *a->opt;
+    o.atol *= s;
+    KR_TRY(kr_dev_zeros(a->ctx, (size_t)a->n, &bs));
+    kr_status st = a->ctx->ops->axpby(a->ctx, a->n, s, a->b, 0.0, bs);
+    if (st == KR_OK) st = scale_in_place(a, s, a->x);
+    const double *b = a->b;
+    const kr_solve_options *opt = a->opt;
+    a->b = bs;
+    a->opt = &o;
+    a->bnorm = ldexp(a->bnorm_m, a->bnorm_e - e);
+    a->scale = s;
+    if (st == KR_OK) st = run_checked(a, method, res);
+    if (st == KR_OK) st = scale_in_place(a, 1.0 / s, a->x);
+    res->true_rnorm /= s;
+    a->b = b;
+    a->opt = opt;
+    kr_dev_free(a->ctx, bs);
+    return st;
+}
+
+kr_status kr_solver_run(kr_solve_args *a, const kr_solver_ops *method,
+                        kr_result *res)
+{
+    int e;
+    KR_TRY(kr_norm2_exp(a->ctx, a->n, a->b, &a->bnorm_m, &e));
+    a->bnorm_e = e;
+    a->bnorm = ldexp(a->bnorm_m, e);
     res->bnorm = a->bnorm;
-    if (a->bnorm == 0.0) { /* the solution is x = 0, whatever x0 was */
+    if (a->bnorm_m == 0.0) { /* exactly 0: x = 0, whatever x0 was */
         KR_TRY(a->ctx->ops->fill(a->ctx, a->n, 0.0, a->x));
         res->reason = KR_CONVERGED_ZERO_RHS;
         kr_solver_check(a, res, 0, 0.0);
         res->reason = KR_CONVERGED_ZERO_RHS;
         return KR_OK;
     }
-    if (!isfinite(a->bnorm))
+    if (!isfinite(a->bnorm_m))
         return kr_fail(a->ctx, KR_ERR_FORMAT,
                        "right-hand side contains NaN "
                        "or Inf");
+    int be = ilogb(a->bnorm_m) + e; /* ||b|| in [2^be, 2^(be+1)) */
+    if (be < -500 || be > 500) return run_scaled(a, method, res, be);
     return run_checked(a, method, res);
+}
+
+kr_status kr_solve_find_method(kr_ctx *ctx, const char *name,
+                               const kr_solver_ops **method)
+{
+    *method = kr_solver_find(name);
+    if (*method) return KR_OK;
+    char list[128];
+    kr_join_names(kr_method_names(), list, sizeof list);
+    return kr_fail(ctx, KR_ERR_ARG, "unknown method '%s' (valid: %s)",
+                   name ? name : "(null)", list);
 }
 
 kr_status kr_solve(kr_ctx *ctx, kr_matrix *A, kr_precond *P, const kr_vec *b,
                    kr_vec *x, const kr_solve_options *opt, kr_result *res)
 {
-    if (!ctx || !res) return kr_fail(ctx, KR_ERR_ARG, "kr_solve: NULL");
+    if (!ctx) return KR_ERR_ARG;
+    if (!res) return kr_null_arg(ctx, "kr_solve", "the result res");
     memset(res, 0, sizeof *res);
-    kr_solve_options defaults;
-    if (!opt) {
-        kr_solve_options_default(&defaults);
-        opt = &defaults;
-    }
-    KR_TRY(check_args(ctx, A, P, b, x));
-    KR_TRY(check_options(ctx, opt));
-    const kr_solver_ops *method = kr_solver_find(opt->method);
-    if (!method) {
-        char list[128];
-        kr_join_names(kr_method_names(), list, sizeof list);
-        return kr_fail(ctx, KR_ERR_ARG, "unknown method '%s' (valid: %s)",
-                       opt->method ? opt->method : "(null)", list);
-    }
-    if (opt->keep_history) {
-        res->history = malloc(((size_t)opt->maxit + 2) * sizeof(double));
-        if (!res->history)
-            return kr_fail(ctx, KR_ERR_NOMEM,
-                           "out of memory "
-                           "for the history");
-    }
-    kr_solve_args a = {.ctx = ctx,
-                       .A = A,
-                       .P = P,
-                       .b = b->data,
-                       .x = x->data,
-                       .n = A->nrows,
-                       .opt = opt};
-    double t0 = kr_wtime();
-    kr_status st = run(&a, method, res);
-    res->solve_seconds = kr_wtime() - t0;
+    kr_ksp k;
+    kr_ksp_init(&k, ctx);
+    KR_TRY(kr_solve_options_read(ctx, opt, &k.opt));
+    KR_TRY(kr_solve_check_args(ctx, A, P, b, x));
+    KR_TRY(kr_solve_check_options(ctx, &k.opt));
+    KR_TRY(kr_solve_find_method(ctx, k.opt.method, &k.method));
+    k.A = A;
+    k.P = P;
+    kr_status st = kr_ksp_setup(&k);
+    if (st == KR_OK) st = kr_ksp_run(&k, b, x, res);
+    kr_ksp_release(&k);
     return st;
 }
 
@@ -255,23 +358,25 @@ kr_reason kr_solver_check(kr_solve_args *a, kr_result *res, int it,
                           double rnorm)
 {
     const kr_solve_options *o = a->opt;
-    int k = a->it0 + it; /* the solve's iteration number */
+    int k = a->it0 + it;             /* the solve's iteration number */
+    double shown = rnorm / a->scale; /* the norm of the unscaled problem */
     res->iterations = k;
-    res->rnorm = rnorm;
+    res->rnorm = shown;
     if (k == 0) a->r0norm = rnorm;
     if (it == 0) a->run_r0norm = rnorm;
     /* indexed by k, so a restart's first residual replaces the entry of
      * the iteration it starts from and history_len stays iterations + 1 */
     if (res->history && k < o->maxit + 2) {
-        res->history[k] = rnorm;
+        res->history[k] = shown;
         res->history_len = k + 1;
     }
-    if (o->monitor) o->monitor(k, rnorm, o->monitor_user);
+    int stop = o->monitor ? o->monitor(k, shown, o->monitor_user) : 0;
     if (!isfinite(rnorm)) return KR_DIVERGED_NANORINF;
     if (kr_solver_converged(a, rnorm))
         return rnorm <= o->atol ? KR_CONVERGED_ATOL : KR_CONVERGED_RTOL;
     double ref = a->bnorm > a->r0norm ? a->bnorm : a->r0norm;
     if (o->dtol > 0 && rnorm > o->dtol * ref) return KR_DIVERGED_DTOL;
+    if (stop || kr_solver_interrupted(a)) return KR_INTERRUPTED;
     if (k >= o->maxit) return KR_DIVERGED_ITS;
     return KR_ITERATING;
 }
@@ -287,9 +392,9 @@ kr_status kr_pc(const kr_solve_args *a, const double *r, double *z)
     return a->P->ops->apply(a->ctx, a->P->impl, a->n, r, z);
 }
 
-kr_status kr_work_alloc(const kr_solve_args *a, int count, double **block)
+int kr_solver_interrupted(const kr_solve_args *a)
 {
-    return kr_dev_zeros(a->ctx, (size_t)count * (size_t)a->n, block);
+    return a->opt->interrupt && *a->opt->interrupt != 0;
 }
 
 int kr_solver_converged(const kr_solve_args *a, double rnorm)

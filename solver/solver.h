@@ -1,4 +1,4 @@
-/* Krylov methods as plug-ins, registered by name in solver/registry.c, and
+/* Krylov methods as plug-ins, registered by name in solver/solve.c, and
  * the stopping test they share. */
 #ifndef KR_SOLVER_SOLVER_H
 #define KR_SOLVER_SOLVER_H
@@ -17,13 +17,22 @@ typedef struct kr_solve_args {
     double *x;       /* backend memory, n entries; initial guess on entry */
     int32_t n;
     const kr_solve_options *opt;
-    double bnorm;
+    double bnorm;   /* ||b|| of the system the method solves          */
+    double bnorm_m; /* ||b|| of the caller's b = bnorm_m * 2^bnorm_e  */
+    int bnorm_e;
+    double scale;      /* b and x were scaled by this power of two (1: not
+                          scaled); norms shown to the user are divided by it
+                          (see run_scaled in solve.c) */
     double r0norm;     /* ||r_0||, set by kr_solver_check at iteration 0 */
     double run_r0norm; /* ||b - A x|| this run started from (its first
                           residual, set by kr_solver_check at it = 0) */
     int it0;           /* iterations done before this run (a restart from x
                           after a residual gap or a breakdown): methods count
                           from 0, kr_solver_check numbers from it0 */
+    double *work;      /* the method's work vectors, allocated at setup
+                          (kr_solver_ops.workspace): backend memory */
+    double *hwork;     /* the method's host scratch, allocated at setup */
+    double *check;     /* n doubles for the true residual after a run */
 } kr_solve_args;
 
 typedef struct kr_solver_ops {
@@ -33,6 +42,11 @@ typedef struct kr_solver_ops {
      * from r = b - A x). Sets res->reason, iterations and rnorm; records
      * every residual through kr_solver_check. */
     kr_status (*solve)(kr_solve_args *args, kr_result *res);
+    /* The work solve needs for n unknowns with options o: nvec vectors of
+     * n doubles in backend memory (args->work, not zeroed between solves)
+     * and nhost doubles of host memory (args->hwork). */
+    void (*workspace)(const kr_solve_options *o, int32_t n, int *nvec,
+                      size_t *nhost);
 } kr_solver_ops;
 
 const kr_solver_ops *kr_solver_find(const char *name);
@@ -49,18 +63,28 @@ extern const kr_solver_ops kr_bicgstab_ops;
 kr_reason kr_solver_check(kr_solve_args *a, kr_result *res, int it,
                           double rnorm);
 
+/* Runs the method from args->x to the end of the solve: b = 0, the true
+ * residual after each run, the restarts (solver/solve.c). */
+kr_status kr_solver_run(kr_solve_args *a, const kr_solver_ops *method,
+                        kr_result *res);
+/* 1 when the caller asked the solve to stop (kr_solve_options.interrupt);
+ * kr_solver_check tests it at every iteration. */
+int kr_solver_interrupted(const kr_solve_args *a);
+
 /* 1 when rnorm meets the tolerance, max(rtol*||b||, atol). */
 int kr_solver_converged(const kr_solve_args *a, double rnorm);
 
-/* ||x||_2 through the backend's fused dots. */
+/* ||x||_2 through the backend's fused dots, scaled where the squares
+ * would under- or overflow (so a vector of 1e-170s or 1e200s has its true
+ * norm); kr_norm2_exp gives it as m * 2^e, for norms beyond DBL_MAX. */
 kr_status kr_norm2(kr_ctx *ctx, int32_t n, const double *x, double *nrm);
+kr_status kr_norm2_exp(kr_ctx *ctx, int32_t n, const double *x, double *m,
+                       int *e);
 
 /* Shorthands for the backend kernels on arrays of length n. */
 kr_status kr_spmv(const kr_solve_args *a, double alpha, const double *x,
                   double beta, double *y);
 kr_status kr_pc(const kr_solve_args *a, const double *r, double *z);
-/* Allocates `count` work vectors of n doubles in one block (zeroed). */
-kr_status kr_work_alloc(const kr_solve_args *a, int count, double **block);
 #define KR_WORK(block, n, i) ((block) + (size_t)(i) * (size_t)(n))
 
 #endif

@@ -473,6 +473,19 @@ static void auto_destroy(kr_ctx *ctx, void *impl)
     free(a);
 }
 
+/* the pick stays: only its values change */
+static kr_status auto_update_values(kr_ctx *ctx, void *impl, const kr_csr *A)
+{
+    auto_impl *a = impl;
+    return kr_format_update_values(ctx, a->ops, &a->impl, A);
+}
+
+static int auto_csr_view(const void *impl, kr_csr_view *v)
+{
+    const auto_impl *a = impl;
+    return a->ops->csr_view ? a->ops->csr_view(a->impl, v) : 0;
+}
+
 static const char *auto_chosen(const void *impl)
 {
     return ((const auto_impl *)impl)->ops->name;
@@ -492,6 +505,8 @@ const kr_format_ops kr_auto_ops = {
     .stored = auto_stored,
     .chosen = auto_chosen,
     .reason = auto_reason,
+    .update_values = auto_update_values,
+    .csr_view = auto_csr_view,
 };
 
 const kr_format_ops kr_auto_probe_ops = {
@@ -503,6 +518,8 @@ const kr_format_ops kr_auto_probe_ops = {
     .stored = auto_stored,
     .chosen = auto_chosen,
     .reason = auto_reason,
+    .update_values = auto_update_values,
+    .csr_view = auto_csr_view,
 };
 
 /* In a build without CUDA there is no CUDA backend to serve. */

@@ -150,6 +150,15 @@ static kr_status csr_build(kr_ctx *ctx, const kr_csr *A, void **out)
     return KR_OK;
 }
 
+/* the I-node groups depend on the pattern only: the values are laid out
+ * in them again */
+static kr_status csr_update_values(kr_ctx *ctx, void *impl, const kr_csr *A)
+{
+    (void)ctx;
+    interleave_groups(impl, A->val);
+    return KR_OK;
+}
+
 /* The kernels, written once and compiled twice (baseline and AVX), with
  * GCC's vector extensions (GCC and Clang). */
 #define KR_INLINE static inline __attribute__((always_inline))
@@ -489,4 +498,5 @@ const kr_format_ops kr_csr_cpu_ops = {
     .bytes = csr_bytes,
     .destroy = csr_destroy,
     .stored = csr_stored,
+    .update_values = csr_update_values,
 };

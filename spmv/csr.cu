@@ -112,10 +112,27 @@ static int64_t csr_gpu_stored(const void *impl)
     return ((const csr_gpu *)impl)->nnz;
 }
 
+/* the values lie in A's order: one upload over the old ones */
+static kr_status csr_gpu_update_values(kr_ctx *ctx, void *impl, const kr_csr *A)
+{
+    csr_gpu *m = (csr_gpu *)impl;
+    if (m->nnz == 0) return KR_OK;
+    return ctx->ops->upload(ctx, m->val, A->val, (size_t)m->nnz * 8);
+}
+
+static int csr_gpu_view(const void *impl, kr_csr_view *v)
+{
+    const csr_gpu *m = (const csr_gpu *)impl;
+    *v = kr_csr_view{m->nrows, m->ncols, m->nnz, m->rowptr, m->colind, m->val};
+    return 1;
+}
+
 static kr_format_ops make_ops(void)
 {
     kr_format_ops o = {}; /* optional members NULL */
+    o.csr_view = csr_gpu_view;
     o.stored = csr_gpu_stored;
+    o.update_values = csr_gpu_update_values;
     o.name = "csr";
     o.build = csr_gpu_build;
     o.apply = csr_gpu_apply;

@@ -25,6 +25,12 @@ typedef struct kr_format_ops {
      * concrete format they built, and a sentence saying why. */
     const char *(*chosen)(const void *impl);
     const char *(*reason)(const void *impl);
+    /* New values on the pattern impl was built from, in place; NULL where
+     * kr_matrix_update_values builds the format again instead. */
+    kr_status (*update_values)(kr_ctx *ctx, void *impl, const kr_csr *A);
+    /* Formats that hold plain CSR in backend memory: fills *v, returns 1;
+     * NULL or 0 otherwise. */
+    int (*csr_view)(const void *impl, kr_csr_view *v);
 } kr_format_ops;
 
 typedef struct kr_format_entry {
@@ -46,7 +52,17 @@ struct kr_matrix {
     void *impl;
     int32_t nrows, ncols, nnz;
     double build_seconds;
+    uint64_t pattern; /* fingerprint of rowptr and colind (update_values) */
 };
+
+/* 1 for a kr_matrix_create_user operator (spmv/user.c). */
+int kr_matrix_is_user(const kr_matrix *M);
+/* A fingerprint of A's sizes, rowptr and colind. */
+uint64_t kr_csr_pattern_hash(const kr_csr *A);
+/* Builds the format M runs for new values on M's pattern: in place when
+ * the format can, else a new build replacing the old one. */
+kr_status kr_format_update_values(kr_ctx *ctx, const kr_format_ops *ops,
+                                  void **impl, const kr_csr *A);
 
 /* Per-format tables (spmv/csr.c, spmv/csr.cu or the stubs). */
 extern const kr_format_ops kr_csr_cpu_ops;

@@ -2,9 +2,11 @@
  * backend once, then every apply goes straight to it. */
 #include "core/bench.h"
 #include "core/error.h"
+#include "core/memory.h"
 #include "core/vec.h"
 #include "spmv/format.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,12 +33,17 @@ static kr_status pick_ops(kr_ctx *ctx, const char *format,
 kr_status kr_matrix_create(kr_ctx *ctx, const kr_csr *A, const char *format,
                            kr_matrix **out)
 {
-    if (!ctx || !A || !out)
-        return kr_fail(ctx, KR_ERR_ARG, "kr_matrix_create: NULL argument");
+    if (!ctx) return KR_ERR_ARG;
+    if (!A) return kr_null_arg(ctx, "kr_matrix_create", "the CSR matrix A");
+    if (!out) return kr_null_arg(ctx, "kr_matrix_create", "the output M");
     *out = NULL;
     const kr_format_ops *ops;
     KR_TRY(pick_ops(ctx, format ? format : KR_FORMAT_DEFAULT, &ops));
     KR_TRY(kr_csr_check(ctx, A));
+    char what[128];
+    snprintf(what, sizeof what, "building the matrix in format %s",
+             format ? format : KR_FORMAT_DEFAULT);
+    KR_TRY(kr_host_mem_check(ctx, kr_csr_bytes(A->nrows, A->nnz), what));
     kr_matrix *M = calloc(1, sizeof *M);
     if (!M) return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
     double t0 = kr_wtime();
@@ -51,7 +58,67 @@ kr_status kr_matrix_create(kr_ctx *ctx, const kr_csr *A, const char *format,
     M->nrows = A->nrows;
     M->ncols = A->ncols;
     M->nnz = A->nnz;
+    M->pattern = kr_csr_pattern_hash(A);
     *out = M;
+    return KR_OK;
+}
+
+uint64_t kr_csr_pattern_hash(const kr_csr *A)
+{
+    /* FNV-1a over the sizes and the index arrays, 32-bit words */
+    uint64_t h = 0xcbf29ce484222325ull;
+    uint32_t head[3] = {(uint32_t)A->nrows, (uint32_t)A->ncols,
+                        (uint32_t)A->nnz};
+    for (int i = 0; i < 3; i++)
+        h = (h ^ head[i]) * 0x100000001b3ull;
+    for (int32_t i = 0; i <= A->nrows; i++)
+        h = (h ^ (uint32_t)A->rowptr[i]) * 0x100000001b3ull;
+    for (int32_t k = 0; k < A->nnz; k++)
+        h = (h ^ (uint32_t)A->colind[k]) * 0x100000001b3ull;
+    return h;
+}
+
+kr_status kr_format_update_values(kr_ctx *ctx, const kr_format_ops *ops,
+                                  void **impl, const kr_csr *A)
+{
+    if (ops->update_values) return ops->update_values(ctx, *impl, A);
+    void *fresh;
+    KR_TRY(ops->build(ctx, A, &fresh));
+    ops->destroy(ctx, *impl);
+    *impl = fresh;
+    return KR_OK;
+}
+
+kr_status kr_matrix_csr_view(const kr_matrix *M, kr_csr_view *v)
+{
+    if (!M || !v) return KR_ERR_ARG;
+    if (M->ops->csr_view && M->ops->csr_view(M->impl, v)) return KR_OK;
+    return kr_fail(M->ctx, KR_ERR_UNSUPPORTED,
+                   "format '%s' on %s holds no plain CSR arrays",
+                   kr_matrix_format(M), M->ctx->device_name);
+}
+
+kr_status kr_matrix_update_values(kr_matrix *M, const kr_csr *A)
+{
+    if (!M || !A)
+        return kr_fail(M ? M->ctx : NULL, KR_ERR_ARG,
+                       "kr_matrix_update_values: NULL argument");
+    kr_ctx *ctx = M->ctx;
+    if (kr_matrix_is_user(M))
+        return kr_fail(ctx, KR_ERR_UNSUPPORTED,
+                       "kr_matrix_update_values: a user operator has no "
+                       "values to update");
+    KR_TRY(kr_csr_check(ctx, A));
+    if (A->nrows != M->nrows || A->ncols != M->ncols || A->nnz != M->nnz ||
+        kr_csr_pattern_hash(A) != M->pattern)
+        return kr_fail(ctx, KR_ERR_ARG,
+                       "kr_matrix_update_values: the pattern (%d x %d, %d "
+                       "nonzeros) differs from the matrix's (%d x %d, %d "
+                       "nonzeros, or other positions)",
+                       A->nrows, A->ncols, A->nnz, M->nrows, M->ncols, M->nnz);
+    double t0 = kr_wtime();
+    KR_TRY(kr_format_update_values(ctx, M->ops, &M->impl, A));
+    M->build_seconds = kr_wtime() - t0;
     return KR_OK;
 }
 
@@ -65,7 +132,13 @@ void kr_matrix_destroy(kr_matrix *M)
 kr_status kr_matrix_apply(kr_matrix *M, double alpha, const kr_vec *x,
                           double beta, kr_vec *y)
 {
-    if (!M || !x || !y) return KR_ERR_ARG;
+    if (!M) return KR_ERR_ARG;
+    if (!x) return kr_null_arg(M->ctx, "kr_matrix_apply", "x");
+    if (!y) return kr_null_arg(M->ctx, "kr_matrix_apply", "y");
+    if (x == y || x->data == y->data)
+        return kr_fail(M->ctx, KR_ERR_ARG,
+                       "kr_matrix_apply: x and y are the same vector; y = "
+                       "alpha A x + beta y needs distinct vectors");
     if (x->n != M->ncols || y->n != M->nrows)
         return kr_fail(M->ctx, KR_ERR_ARG,
                        "matrix is %d x %d but x has %d and y %d entries",
@@ -91,9 +164,12 @@ const char *kr_matrix_format_reason(const kr_matrix *M)
     return M->ops->reason ? M->ops->reason(M->impl) : "";
 }
 
-int32_t kr_matrix_rows(const kr_matrix *M) { return M->nrows; }
-int32_t kr_matrix_cols(const kr_matrix *M) { return M->ncols; }
-size_t kr_matrix_bytes(const kr_matrix *M) { return M->ops->bytes(M->impl); }
+int32_t kr_matrix_rows(const kr_matrix *M) { return M ? M->nrows : 0; }
+int32_t kr_matrix_cols(const kr_matrix *M) { return M ? M->ncols : 0; }
+size_t kr_matrix_bytes(const kr_matrix *M)
+{
+    return M ? M->ops->bytes(M->impl) : 0;
+}
 double kr_matrix_build_seconds(const kr_matrix *M) { return M->build_seconds; }
 
 double kr_matrix_padding_ratio(const kr_matrix *M)

@@ -12,6 +12,9 @@ skiplog="$build/test/skipped.log"
 : >"$skiplog"
 export KT_SKIP_LOG="$PWD/$skiplog"
 export KRYLOV_BIN="$PWD/$build/krylov"
+# A test case that sets no timeout gets this one: a hang guard, not a
+# speed limit (Check's own default, 4 s, fails tests on a loaded machine).
+export CK_DEFAULT_TIMEOUT="${CK_DEFAULT_TIMEOUT:-1200}"
 passed=0
 failed=0
 status=0

@@ -1,8 +1,8 @@
 /* Allocation-failure injection: this program is linked with
- * -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free (and, in a
- * CUDA build, --wrap=cudaMallocFromPoolAsync), so every host allocation
- * the library makes goes through the wrappers below, which can fail the
- * Nth one; the library has no hooks for it. Each scenario (reading each
+ * -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free,--wrap=strdup
+ * (and, in a CUDA build, --wrap=cudaMallocFromPoolAsync), so every host
+ * allocation the library makes goes through the wrappers below, which can fail
+ * the Nth one; the library has no hooks for it. Each scenario (reading each
  * format, writing, building every matrix format and preconditioner,
  * solving with every method) first runs once to count its allocations,
  * then once per N failing the Nth: it must return KR_ERR_NOMEM with a
@@ -31,6 +31,8 @@ void *__wrap_malloc(size_t n);
 void *__wrap_calloc(size_t m, size_t n);
 void *__wrap_realloc(void *p, size_t n);
 void __wrap_free(void *p);
+char *__real_strdup(const char *s);
+char *__wrap_strdup(const char *s);
 
 /* Counting is on while `armed`; the allocation numbered `fail_at` (from
  * 1) fails, once; `live` counts blocks taken and not yet freed. */
@@ -76,6 +78,14 @@ void *__wrap_realloc(void *p, size_t n)
     void *q = __real_realloc(p, n);
     if (q && !p) live_add(1);
     return q;
+}
+
+char *__wrap_strdup(const char *s)
+{
+    if (host_fails()) return NULL;
+    char *p = __real_strdup(s);
+    if (p) live_add(1);
+    return p;
 }
 
 void __wrap_free(void *p)

@@ -487,7 +487,7 @@ int main(void)
 {
     Suite *s = suite_create("auto");
     TCase *tc = tcase_create("auto");
-    tcase_set_timeout(tc, 120);
+    tcase_set_timeout(tc, KT_HANG_GUARD_S);
     tcase_add_test(tc, cpu_auto_is_csr_generated);
     tcase_add_test(tc, cpu_auto_is_csr_real_matrices);
     tcase_add_test(tc, auto_never_refuses);

@@ -371,6 +371,25 @@ START_TEST(solve_bjacobi_reports_upload)
 }
 END_TEST
 
+/* After 0 iterations there is no time per iteration: '-' in the table and
+ * null in JSON, never "nan" (issue 16, item 13). */
+START_TEST(solve_zero_iterations_no_nan)
+{
+    const char *d = kt_tmpdir();
+    run_out r = krylov(
+        d, "bench solve --gen poisson2d:5 --maxit 0 " FAST " --json %s/z.json",
+        d);
+    ck_assert_msg(r.rc == 0, "exit %d: %s", r.rc, r.err);
+    ck_assert_msg(!strstr(r.out, "nan") && !strstr(r.out, "inf"), "%s", r.out);
+    ck_assert_ptr_nonnull(strstr(r.out, "| DIVERGED_ITS | "));
+    char *json = slurp_in(d, "z.json");
+    ck_assert_msg(!strstr(json, "nan"), "%s", json);
+    ck_assert_ptr_nonnull(strstr(json, "\"seconds_per_iteration\": null"));
+    free(json);
+    kt_output_free(&r);
+}
+END_TEST
+
 START_TEST(solve_cg_bytes_follow_the_model)
 {
     const char *d = kt_tmpdir();
@@ -425,7 +444,7 @@ int main(void)
 {
     Suite *s = suite_create("bench");
     TCase *tc = tcase_create("bench");
-    tcase_set_timeout(tc, 60);
+    tcase_set_timeout(tc, KT_HANG_GUARD_S);
     tcase_add_test(tc, spmv_one_row_per_format_and_matrix);
     tcase_add_test(tc, spmv_small_marked_and_summarised);
     tcase_add_test(tc, spmv_auto_against_the_best);
@@ -435,6 +454,7 @@ int main(void)
     tcase_add_test(tc, solve_iterations_match_krylov_solve);
     tcase_add_test(tc, solve_bjacobi_reports_upload);
     tcase_add_test(tc, solve_cg_bytes_follow_the_model);
+    tcase_add_test(tc, solve_zero_iterations_no_nan);
     tcase_add_test(tc, solve_bad_matrices_are_rows_not_errors);
     suite_add_tcase(s, tc);
     return kt_run(s);

@@ -325,7 +325,8 @@ START_TEST(bjacobi_table_script)
     *strrchr(build, '/') = '\0';
     char env[1200];
     snprintf(env, sizeof env,
-             "KRYLOV_MATRICES='%s' RESULTS='%s/res' THREADS=1 ", mats, d);
+             "KRYLOV_MATRICES='%s' RESULTS='%s/res' THREADS=1 COPY_MB=1 "
+             "SHORT_REPS=2 ", mats, d);
     kt_output r =
         kt_command(env, "sh", d, "bench/bjacobi_table.sh '%s' cpu", build);
     ck_assert_msg(r.rc == 0, "exit %d: %s", r.rc, r.err);
@@ -347,7 +348,7 @@ int main(void)
 {
     Suite *s = suite_create("bench gje");
     TCase *tc = tcase_create("bench gje");
-    tcase_set_timeout(tc, 60);
+    tcase_set_timeout(tc, KT_HANG_GUARD_S);
     tcase_add_test(tc, cpu_run_writes_markdown_and_json);
     tcase_add_test(tc, non_square_matrix_refused_in_its_row);
     tcase_add_test(tc, bad_options_are_usage_errors);

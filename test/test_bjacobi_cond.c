@@ -390,7 +390,7 @@ int main(void)
 {
     Suite *s = suite_create("bjacobi_cond");
     TCase *t = tcase_create("bjacobi_cond");
-    tcase_set_timeout(t, 60);
+    tcase_set_timeout(t, KT_HANG_GUARD_S);
     tcase_add_test(t, cond_matches_dense_reference);
     tcase_add_test(t, cond_of_known_blocks);
     tcase_add_test(t, replaced_flags_follow_pivot_rule);

@@ -72,7 +72,7 @@ static int mentions_option(const char *text, const char *opt)
 
 static int mentions_exit_codes(const char *text)
 {
-    for (int code = 0; code <= 4; code++) {
+    for (int code = 0; code <= 5; code++) {
         char line[16];
         snprintf(line, sizeof line, "\n  %d  ", code);
         if (!strstr(text, line)) return 0;
@@ -103,6 +103,50 @@ START_TEST(help_top_level)
     ck_assert_int_eq(r.rc, 0);
     ck_assert(mentions_option(r.out, "-o") && mentions_exit_codes(r.out));
     ck_assert(strstr(r.out, kr_generator_help()));
+    kt_output_free(&r);
+}
+END_TEST
+
+/* --threads beyond the cores is capped with a note (1000 threads on 2
+ * cores took 20 s for a 0.2 s solve), and OpenMP threads spin a bounded
+ * time before sleeping unless the user chose a policy (issue 16, item 10:
+ * libgomp's default spinning made a loaded 2-core machine 12x slower). */
+START_TEST(threads_capped_and_spinning_bounded)
+{
+    const char *dir = scratch_dir();
+    run_out r =
+        krylov(dir, "solve --gen poisson2d:8 --device cpu --threads 1000");
+    ck_assert_msg(r.rc == 0, "exit %d: %s", r.rc, r.err);
+    const char *cap = strstr(r.err, "capped at the ");
+    ck_assert_msg(cap, "no note:\n%s", r.err);
+    int cores = atoi(cap + strlen("capped at the "));
+    ck_assert_int_ge(cores, 1);
+    char dev[64];
+    snprintf(dev, sizeof dev, "cpu (%d thread", cores);
+    ck_assert_msg(strstr(r.out, dev), "expected '%s' in:\n%s", dev, r.out);
+    kt_output_free(&r);
+    r = kt_command("env -u OMP_WAIT_POLICY -u GOMP_SPINCOUNT ", kt_krylov_bin(),
+                   dir, "--version");
+    ck_assert(strstr(r.out, "OMP_WAIT_POLICY=(unset) GOMP_SPINCOUNT=1000"));
+    kt_output_free(&r);
+    r = kt_command("env -u GOMP_SPINCOUNT OMP_WAIT_POLICY=active ",
+                   kt_krylov_bin(), dir, "--version");
+    ck_assert(strstr(r.out, "OMP_WAIT_POLICY=active GOMP_SPINCOUNT=(unset)"));
+    kt_output_free(&r);
+}
+END_TEST
+
+/* A generated problem larger than the memory is refused with the bytes
+ * needed and available and exit 4, not killed by the kernel (exit 137). */
+START_TEST(too_big_for_memory_exit_4)
+{
+    const char *dir = scratch_dir();
+    run_out r = kt_command("KRYLOV_MEMORY_LIMIT=1G ", kt_krylov_bin(), dir,
+                           "solve --gen poisson3d:600 --device cpu");
+    ck_assert_int_eq(r.rc, 4);
+    ck_assert_msg(strstr(r.err, "needs 20.71 GB of memory, but only 1.07 GB "
+                                "is available"),
+                  "%s", r.err);
     kt_output_free(&r);
 }
 END_TEST
@@ -502,6 +546,37 @@ typedef struct usage_case {
     const char *must; /* in stderr; "" for none */
 } usage_case;
 
+/* Options the chosen method or preconditioner does not read are ignored
+ * with a warning naming them, never silently (issue 16, item 13). */
+START_TEST(unused_options_warned)
+{
+    static const usage_case cases[] = {
+        {"--method idr --restart 50", "--restart applies to --method gmres "
+                                      "only; ignored with idr"},
+        {"--method cg -ksp_gmres_restart 50", "--restart applies to"},
+        {"--method gmres --s 8", "--s applies to --method idr only"},
+        {"--precond jacobi --block-size 4",
+         "--block-size applies to --precond bjacobi only; ignored with "
+         "jacobi"},
+        {"--precond none --bjacobi-singular=error", "--bjacobi-singular"},
+    };
+    const char *dir = scratch_dir();
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        run_out r = krylov(dir, "solve --gen poisson2d:5 --device cpu %s",
+                           cases[i].args);
+        ck_assert_msg(r.rc == 0, "'%s' exited %d", cases[i].args, r.rc);
+        ck_assert_msg(strstr(r.err, cases[i].must), "'%s': %s", cases[i].args,
+                      r.err);
+        kt_output_free(&r);
+    }
+    run_out r =
+        krylov(dir, "solve --gen poisson2d:5 --device cpu --method "
+                    "gmres --restart 5 --precond bjacobi --block-size 4");
+    ck_assert_msg(!strstr(r.err, "warning"), "%s", r.err);
+    kt_output_free(&r);
+}
+END_TEST
+
 START_TEST(usage_errors_exit_2)
 {
     static const usage_case cases[] = {
@@ -510,6 +585,9 @@ START_TEST(usage_errors_exit_2)
         {"solve --gen poisson2d:5 --rtol=-1", ">= 0"},
         {"solve --gen poisson2d:5 --rtol nan", "nan"},
         {"solve --gen poisson2d:5 --atol 1e999", "1e999"},
+        {"solve --gen poisson2d:5 --rtol 0x10", "0x10"},
+        {"solve --gen poisson2d:5 --rtol 1e-400", "1e-400"},
+        {"solve --gen poisson2d:5 --rtol inf", "inf"},
         {"solve --gen poisson2d:5 --s 0", "1..64"},
         {"solve --gen poisson2d:5 --s 65", "1..64"},
         {"solve --gen poisson2d:5 --s 4x", "4x"},
@@ -886,7 +964,7 @@ int main(void)
 {
     Suite *s = suite_create("cli");
     TCase *tc = tcase_create("cli");
-    tcase_set_timeout(tc, 60);
+    tcase_set_timeout(tc, KT_HANG_GUARD_S);
     tcase_add_test(tc, help_top_level);
     tcase_add_test(tc, help_solve_tells_everything);
     tcase_add_test(tc, solve_converges);
@@ -910,6 +988,9 @@ int main(void)
     tcase_add_test(tc, exact_x0_converges_at_0);
     tcase_add_test(tc, rhs_file_has_no_forward_error);
     tcase_add_test(tc, gen_writes_readable_file);
+    tcase_add_test(tc, threads_capped_and_spinning_bounded);
+    tcase_add_test(tc, too_big_for_memory_exit_4);
+    tcase_add_test(tc, unused_options_warned);
     suite_add_tcase(s, tc);
     return kt_run(s);
 }

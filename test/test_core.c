@@ -456,7 +456,7 @@ int main(void)
 {
     Suite *s = suite_create("core");
     TCase *tc = tcase_create("core");
-    tcase_set_timeout(tc, 60);
+    tcase_set_timeout(tc, KT_HANG_GUARD_S);
     tcase_add_test(tc, backend_kernels);
     tcase_add_test(tc, dots_deterministic);
     tcase_add_test(tc, csr_spmv_shapes);

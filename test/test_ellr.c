@@ -382,7 +382,7 @@ static Suite *suite(void)
 {
     Suite *s = suite_create("ellr");
     TCase *tc = tcase_create("ellr");
-    tcase_set_timeout(tc, 120);
+    tcase_set_timeout(tc, KT_HANG_GUARD_S);
     tcase_add_test(tc, ellr_refuses_long_row);
     tcase_add_test(tc, pellr_pads_one_slice);
     tcase_add_test(tc, pellr_pads_less_on_skewed_rows);

@@ -62,6 +62,7 @@ int main(void)
     Suite *s = suite_create("example");
     TCase *tc = tcase_create("example");
     tcase_add_test(tc, example_solves);
+    tcase_set_timeout(tc, KT_HANG_GUARD_S);
     suite_add_tcase(s, tc);
     return kt_run(s);
 }

@@ -282,15 +282,17 @@ START_TEST(gap_restarts_checked)
     kr_result res;
     sys_gen(&s, "poisson2d:4", "none");
     kr_solve_options o = options("cg", 1e-8, &l);
-    kr_vec *v = NULL;
+    kr_vec *v = NULL, *w = NULL;
     ck_assert_int_eq(kr_vec_create(s.ctx, s.A.nrows, &v), KR_OK);
+    ck_assert_int_eq(kr_vec_create(s.ctx, s.A.nrows, &w), KR_OK);
     for (int bad = -1; bad <= 101; bad += 102) {
         o.gap_restarts = bad;
-        ck_assert_int_eq(kr_solve(s.ctx, s.M, s.P, v, v, &o, &res), KR_ERR_ARG);
+        ck_assert_int_eq(kr_solve(s.ctx, s.M, s.P, v, w, &o, &res), KR_ERR_ARG);
         ck_assert(strstr(kr_ctx_error(s.ctx), "gap_restarts"));
         kr_result_free(&res);
     }
     kr_vec_destroy(v);
+    kr_vec_destroy(w);
     sys_free(&s);
 }
 END_TEST
@@ -332,7 +334,7 @@ int main(void)
 {
     Suite *s = suite_create("gap");
     TCase *tc = tcase_create("restarts");
-    tcase_set_timeout(tc, 60);
+    tcase_set_timeout(tc, KT_HANG_GUARD_S);
     tcase_add_test(tc, real_gap_case);
     tcase_add_loop_test(tc, restarts_exhausted, 0, NMETHODS);
     tcase_add_test(tc, restarts_share_maxit);

@@ -546,6 +546,35 @@ START_TEST(test_size_limit)
 }
 END_TEST
 
+/* Sizes from the user are checked against the memory available before
+ * anything is allocated (issue 16, item 6: poisson3d:600 grew past the
+ * machine and was killed). KRYLOV_MEMORY_LIMIT stands in for a small
+ * machine, so the test does not depend on this one's memory. */
+START_TEST(test_memory_refused_first)
+{
+    kr_ctx *ctx = new_ctx();
+    setenv("KRYLOV_MEMORY_LIMIT", "200M", 1);
+    kr_csr A;
+    ck_assert_int_eq(kr_generate(ctx, "poisson3d:600", &A), KR_ERR_NOMEM);
+    ck_assert_msg(strstr(kr_ctx_error(ctx), "needs 20.71 GB of memory, but "
+                                            "only 0.21 GB is available"),
+                  "%s", kr_ctx_error(ctx));
+    ck_assert_ptr_null(A.rowptr);
+    ck_assert_int_eq(kr_generate(ctx, "powerlaw:10000000,20", &A),
+                     KR_ERR_NOMEM);
+    ck_assert_int_eq(kr_csr_alloc(ctx, 1000, 1000, 100000000, &A),
+                     KR_ERR_NOMEM);
+    ck_assert_ptr_nonnull(strstr(kr_ctx_error(ctx), "100000000 nonzeros"));
+    kr_vec *v = NULL;
+    ck_assert_int_eq(kr_vec_create(ctx, 50000000, &v), KR_ERR_NOMEM);
+    ck_assert_ptr_null(v);
+    gen(ctx, "poisson3d:20", &A); /* small sizes still pass */
+    kr_csr_free(&A);
+    unsetenv("KRYLOV_MEMORY_LIMIT");
+    kr_ctx_destroy(ctx);
+}
+END_TEST
+
 /* Every generator named in the help text generates at a small size. */
 START_TEST(test_help_names)
 {
@@ -606,22 +635,24 @@ static Suite *gen_suite(void)
     tcase_add_test(tc, test_convdiff2d);
     tcase_add_test(tc, test_elasticity3d);
     tcase_add_test(tc, test_spd_cg);
-    tcase_set_timeout(tc, 60);
+    tcase_set_timeout(tc, KT_HANG_GUARD_S);
     suite_add_tcase(s, tc);
     tc = tcase_create("powerlaw");
     tcase_add_test(tc, test_powerlaw_stats);
     tcase_add_test(tc, test_powerlaw_columns);
     tcase_add_test(tc, test_powerlaw_edges);
-    tcase_set_timeout(tc, 60);
+    tcase_set_timeout(tc, KT_HANG_GUARD_S);
     suite_add_tcase(s, tc);
     tc = tcase_create("specs");
     tcase_add_test(tc, test_bad_specs);
     tcase_add_test(tc, test_size_limit);
+    tcase_add_test(tc, test_memory_refused_first);
     tcase_add_test(tc, test_help_names);
+    tcase_set_timeout(tc, KT_HANG_GUARD_S);
     suite_add_tcase(s, tc);
     tc = tcase_create("large");
     tcase_add_test(tc, test_large);
-    tcase_set_timeout(tc, 300);
+    tcase_set_timeout(tc, KT_HANG_GUARD_S);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -598,7 +598,7 @@ int main(void)
 {
     Suite *s = suite_create("gje_batch");
     TCase *tc = tcase_create("gje_batch");
-    tcase_set_timeout(tc, 120);
+    tcase_set_timeout(tc, KT_HANG_GUARD_S);
     tcase_add_test(tc, cpu_batch_inverts_and_flags);
     tcase_add_test(tc, batch_classes);
     tcase_add_test(tc, gpu_invert_matches_cpu);

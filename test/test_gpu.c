@@ -183,6 +183,48 @@ START_TEST(gpu_solves_match_cpu)
 }
 END_TEST
 
+/* Right-hand sides whose sums of squares under- or overflow (entries near
+ * 1e-170 and 1e200, random): the GPU's scaled norms and scaled solve agree
+ * with the CPU's, every method. */
+START_TEST(gpu_extreme_scales_match_cpu)
+{
+    kr_ctx *g = kt_gpu_or_skip("gpu_extreme_scales_match_cpu");
+    if (!g) return;
+    kr_ctx *c;
+    kr_ctx_create(&c, KR_DEVICE_CPU);
+    kr_csr A;
+    ck_assert_int_eq(kr_generate(c, "poisson3d:16", &A), KR_OK);
+    double *b = malloc((size_t)A.nrows * sizeof *b);
+    uint64_t seed = (uint64_t)kr_wtime();
+    printf("gpu_extreme_scales_match_cpu: seed %llu\n",
+           (unsigned long long)seed);
+    const double scales[] = {1e-170, 1e200};
+    for (int k = 0; k < 2; k++) {
+        uint64_t s = seed + (uint64_t)k;
+        for (int32_t i = 0; i < A.nrows; i++)
+            b[i] = scales[k] * (1.5 + kt_rand_uniform(&s));
+        for (const char *const *m = kr_method_names(); *m; m++) {
+            run rc, rg;
+            solve_on(c, &A, b, *m, "csr", "jacobi", &rc);
+            solve_on(g, &A, b, *m, "csr", "jacobi", &rg);
+            ck_assert_msg(rg.res.reason == KR_CONVERGED_RTOL,
+                          "%s, scale %g: %s", *m, scales[k],
+                          kr_reason_name(rg.res.reason));
+            ck_assert(fabs(rg.res.bnorm - rc.res.bnorm) <=
+                      1e-12 * rc.res.bnorm);
+            ck_assert(rg.res.true_rnorm <= 1.05e-8 * rg.res.bnorm);
+            ck_assert(kt_rel_diff(A.nrows, rg.x, rc.x) < 1e-5);
+            free(rc.x);
+            free(rg.x);
+        }
+    }
+    free(b);
+    kr_csr_free(&A);
+    kr_ctx_destroy(c);
+    kr_ctx_destroy(g);
+}
+END_TEST
+
 /* auto and auto-probe on the GPU: y as the reference's (kt_check_spmv, which
  * also checks that the reason names the concrete format), auto's pick is
  * the rules' for the matrix's features, auto-probe's is one of its
@@ -285,12 +327,13 @@ int main(void)
 {
     Suite *s = suite_create("gpu");
     TCase *tc = tcase_create("gpu");
-    tcase_set_timeout(tc, 120);
+    tcase_set_timeout(tc, KT_HANG_GUARD_S);
     tcase_add_test(tc, gpu_backend_kernels);
     tcase_add_test(tc, gpu_spmv_shapes);
     tcase_add_test(tc, gpu_memory_record);
     tcase_add_test(tc, gpu_spmv_real_matrices);
     tcase_add_test(tc, gpu_solves_match_cpu);
+    tcase_add_test(tc, gpu_extreme_scales_match_cpu);
     tcase_add_test(tc, gpu_auto_formats);
     tcase_add_test(tc, gpu_default_format_solves);
     suite_add_tcase(s, tc);

@@ -505,7 +505,7 @@ int main(void)
 {
     Suite *s = suite_create("petsc_bin");
     TCase *t = tcase_create("petsc_bin");
-    tcase_set_timeout(t, 60);
+    tcase_set_timeout(t, KT_HANG_GUARD_S);
     tcase_add_test(t, roundtrip_matrices);
     tcase_add_test(t, roundtrip_vectors);
     tcase_add_test(t, read_petsc_fixtures);

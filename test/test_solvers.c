@@ -612,6 +612,71 @@ START_TEST(zero_rhs)
 }
 END_TEST
 
+/* Right-hand sides whose squares under- or overflow: b = A xt with every
+ * entry near 1e-170 or 1e200 (a zero-looking sum of squares; an infinite
+ * one). The norms are scaled, so the solve is the one of the scale-1
+ * system, scaled: converged with x = xt, ||b|| right, and never
+ * CONVERGED_ZERO_RHS or "NaN or Inf". */
+START_TEST(extreme_scales)
+{
+    static const double scales[] = {1e-170, 1e200, 1e-300, 1e300};
+    kr_ctx *ctx = new_ctx();
+    for (size_t k = 0; k < sizeof scales / sizeof scales[0]; k++) {
+        problem p;
+        kr_result res;
+        make_problem(ctx, LAPLACE, &p);
+        int32_t n = p.A.nrows;
+        double bn1 = norm(n, p.b), s = scales[k];
+        for (int32_t i = 0; i < n; i++) {
+            p.xt[i] *= s;
+            p.b[i] *= s;
+        }
+        kr_solve_options o = options(methods[_i]);
+        o.keep_history = 1;
+        run(ctx, &p, "jacobi", NULL, &o, &res);
+        ck_assert_msg(res.reason == KR_CONVERGED_RTOL, "%s, scale %g: %s",
+                      methods[_i], s, kr_reason_name(res.reason));
+        ck_assert_msg(fabs(res.bnorm / s - bn1) <= 1e-12 * bn1,
+                      "%s, scale %g: bnorm %g, expected %g", methods[_i], s,
+                      res.bnorm, bn1 * s);
+        ck_assert(res.true_rnorm <= RTOL * SLACK * res.bnorm);
+        ck_assert(res.history[0] / s >= 0.99 * bn1 &&
+                  res.history[0] / s <= 1.01 * bn1);
+        for (int32_t i = 0; i < n; i++)
+            ck_assert_msg(fabs(p.x[i] / s - p.xt[i] / s) <= 1e-6,
+                          "%s, scale %g: x[%d] = %g, expected %g", methods[_i],
+                          s, i, p.x[i], p.xt[i]);
+        kr_result_free(&res);
+        problem_free(&p);
+    }
+    kr_ctx_destroy(ctx);
+}
+END_TEST
+
+/* The case: 1000 entries of 1e-170, all nonzero, is not b = 0. */
+START_TEST(tiny_rhs_is_not_zero)
+{
+    kr_ctx *ctx = new_ctx();
+    double d[1000], b[1000], x[1000];
+    for (int i = 0; i < 1000; i++) {
+        d[i] = 2.0 + i % 3;
+        b[i] = 1e-170;
+    }
+    kr_csr A;
+    diag_csr(ctx, 1000, d, &A);
+    kr_solve_options o = options(methods[_i]);
+    kr_result res;
+    ck_assert_int_eq(solve(ctx, &A, "none", b, NULL, &o, &res, x), KR_OK);
+    ck_assert_msg(res.reason > 0 && res.reason != KR_CONVERGED_ZERO_RHS,
+                  "%s: %s", methods[_i], kr_reason_name(res.reason));
+    ck_assert(fabs(res.bnorm - sqrt(1000.0) * 1e-170) <= 1e-182);
+    for (int i = 0; i < 1000; i++)
+        ck_assert(fabs(x[i] * d[i] / 1e-170 - 1.0) <= 1e-7);
+    kr_csr_free(&A);
+    kr_ctx_destroy(ctx);
+}
+END_TEST
+
 /* x0 = the solution: converged at iteration 0, nothing NaN, x unchanged.
  * Integer data make r0 exactly 0 (the case that divides 0 by 0 if a
  * method normalises r0 first); random data leave round-off in r0. */
@@ -813,7 +878,7 @@ int main(void)
 {
     Suite *s = suite_create("solvers");
     TCase *tc = tcase_create("generated");
-    tcase_set_timeout(tc, 60);
+    tcase_set_timeout(tc, KT_HANG_GUARD_S);
     tcase_add_loop_test(tc, converges_generated, 0, NGENERATED);
     tcase_add_loop_test(tc, converges_kr_generate, 0, 4 * NMETHODS);
     tcase_add_loop_test(tc, idr_shadow_dimensions, 0, 8);
@@ -823,7 +888,7 @@ int main(void)
     suite_add_tcase(s, tc);
 
     TCase *tr = tcase_create("reasons");
-    tcase_set_timeout(tr, 60);
+    tcase_set_timeout(tr, KT_HANG_GUARD_S);
     tcase_add_loop_test(tr, diverged_its, 0, NMETHODS);
     tcase_add_test(tr, diverged_breakdown);
     tcase_add_test(tr, cg_breakdown);
@@ -834,8 +899,10 @@ int main(void)
     suite_add_tcase(s, tr);
 
     TCase *tk = tcase_create("corners");
-    tcase_set_timeout(tk, 60);
+    tcase_set_timeout(tk, KT_HANG_GUARD_S);
     tcase_add_loop_test(tk, zero_rhs, 0, NMETHODS);
+    tcase_add_loop_test(tk, extreme_scales, 0, NMETHODS);
+    tcase_add_loop_test(tk, tiny_rhs_is_not_zero, 0, NMETHODS);
     tcase_add_loop_test(tk, exact_initial_guess, 0, NMETHODS);
     tcase_add_loop_test(tk, one_unknown, 0, NMETHODS);
     tcase_add_loop_test(tk, history_and_monitor, 0, NMETHODS);
@@ -843,7 +910,7 @@ int main(void)
     suite_add_tcase(s, tk);
 
     TCase *tm = tcase_create("real");
-    tcase_set_timeout(tm, 120);
+    tcase_set_timeout(tm, KT_HANG_GUARD_S);
     tcase_add_loop_test(tm, real_spd, 0, sizeof spd / sizeof spd[0]);
     tcase_add_loop_test(tm, real_nonsymmetric, 0,
                         sizeof nonsym_cases / sizeof nonsym_cases[0]);

@@ -367,7 +367,7 @@ int main(void)
 {
     Suite *s = suite_create("vsr");
     TCase *tc = tcase_create("vsr");
-    tcase_set_timeout(tc, 120);
+    tcase_set_timeout(tc, KT_HANG_GUARD_S);
     tcase_add_loop_test(tc, cpu_checks, 0, (int)NBODIES);
     tcase_add_loop_test(tc, gpu_checks, 0, (int)NBODIES);
     tcase_add_test(tc, vsr_plan_layout);

@@ -256,13 +256,14 @@ kr_ctx *kt_gpu_or_skip(const char *test)
     return NULL;
 }
 
-void kt_monitor_record(int it, double rnorm, void *user)
+int kt_monitor_record(int it, double rnorm, void *user)
 {
     kt_monitor_log *l = user;
     ck_assert(l->count < KT_MONLOG);
     l->it[l->count] = it;
     l->rnorm[l->count] = rnorm;
     l->count++;
+    return 0;
 }
 
 void kt_dense_csr(kr_ctx *ctx, int32_t n, const double *a, kr_csr *A)

@@ -14,6 +14,11 @@
 #include <stdarg.h>
 #include <stdint.h>
 
+/* Every test case's Check timeout: a guard against hangs, never a speed
+ * limit (CI machines are small and sometimes loaded, so a test's time says
+ * nothing about the code). */
+#define KT_HANG_GUARD_S 1200
+
 /* The folder of real test matrices: $KRYLOV_MATRICES, else
  * ../shared/matrices from the repository root; NULL if neither exists. */
 const char *kt_matrices_dir(void);
@@ -83,7 +88,7 @@ typedef struct kt_monitor_log {
     int it[KT_MONLOG];
     double rnorm[KT_MONLOG];
 } kt_monitor_log;
-void kt_monitor_record(int it, double rnorm, void *user);
+int kt_monitor_record(int it, double rnorm, void *user);
 
 /* A as CSR from the dense row-major n x n array a, zeros dropped. */
 void kt_dense_csr(kr_ctx *ctx, int32_t n, const double *a, kr_csr *A);

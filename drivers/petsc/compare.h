@@ -13,7 +13,9 @@
 /* What one side (krylov or PETSc) reports. */
 typedef struct cmp_side {
     const char *reason; /* in its own words: CONVERGED_RTOL, ...        */
-    int converged;      /* its reason is a converged one                 */
+    int claims;         /* its reason is a converged one                 */
+    int converged;      /* it claims so and its true residual bears it
+                           out: ||b - A x|| <= max(rtol ||b||, atol)     */
     int iterations;
     double true_rel; /* ||b - A x|| / ||b|| on the host, from its x  */
     double setup_s;  /* matrix (and preconditioner) build            */
@@ -55,6 +57,10 @@ int cmp_same_precond(const cmp_result *c);
 
 /* ||b - A x|| / ||b|| (||b - A x|| when b = 0). */
 double cmp_true_rel(const kr_csr *A, const double *b, const double *x);
+/* Judges a side by its true residual: sets s->converged from s->claims
+ * and s->true_rel against max(rtol ||b||, atol). */
+void cmp_judge(const solve_run *r, cmp_side *s);
+
 /* ||x - y|| / ||y|| (||x - y|| when y = 0). */
 double cmp_rel_diff(const double *x, const double *y, int32_t n);
 

@@ -201,7 +201,7 @@ static PetscErrorCode run(petsc_objs *po, int32_t n, double *x, cmp_side *p)
     PetscCall(KSPGetConvergedReason(po->ksp, &reason));
     PetscCall(KSPGetIterationNumber(po->ksp, &its));
     p->reason = KSPConvergedReasons[reason];
-    p->converged = reason > 0;
+    p->claims = reason > 0;
     p->iterations = (int)its;
     PetscCall(VecGetArrayRead(po->x, &a));
     if (n > 0) memcpy(x, a, (size_t)n * sizeof *x);
@@ -239,6 +239,9 @@ int cmp_check(const solve_opts *o)
                                "--precond %s has no PETSc counterpart here "
                                "(use none, jacobi or bjacobi)",
                                o->precond);
+    if (o->save_on_interrupt) /* the comparison installs no handler */
+        return cli_usage_error("compare-petsc",
+                               "--save-on-interrupt is for krylov solve");
     return 0;
 }
 

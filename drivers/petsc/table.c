@@ -36,6 +36,14 @@ double cmp_true_rel(const kr_csr *A, const double *b, const double *x)
     return bn > 0 ? rn / bn : rn;
 }
 
+void cmp_judge(const solve_run *r, cmp_side *s)
+{
+    double bn = norm2(r->b, r->A.nrows);
+    double rn = bn > 0 ? s->true_rel * bn : s->true_rel;
+    double tol = fmax(r->o->rtol * bn, r->o->atol);
+    s->converged = s->claims && rn <= tol;
+}
+
 double cmp_rel_diff(const double *x, const double *y, int32_t n)
 {
     double d = 0.0;
@@ -123,6 +131,20 @@ static void print_restarts(FILE *f, const solve_run *r, const cmp_result *c)
                 res->true_residual_restarts, r->o->gap_restarts, c->p.ksp);
 }
 
+/* A side whose reason claims convergence that its true residual does not
+ * bear out: counted as not converged (exit 1), and said so. */
+static void print_false_claim(FILE *f, const solve_run *r, const char *who,
+                              const cmp_side *s)
+{
+    if (!s->claims || s->converged) return;
+    fprintf(f,
+            "note: DISAGREEMENT: %s reports %s, but its true relative "
+            "residual ||b - A x|| / ||b|| = %.4e misses the tolerance "
+            "(rtol %g, atol %g): judged by the true residual, it did not "
+            "converge\n",
+            who, s->reason, s->true_rel, r->o->rtol, r->o->atol);
+}
+
 /* The singular-block row: krylov's count, PETSc's failure if any. */
 static void print_singular(FILE *f, const cmp_result *c)
 {
@@ -144,6 +166,8 @@ void cmp_print_table(FILE *f, const solve_run *r, const cmp_result *c)
     print_singular(f, c);
     fprintf(f, "%-26s %16.4e %16.4e\n", "true rel. residual", k->true_rel,
             p->true_rel);
+    fprintf(f, "%-26s %16s %16s\n", "converged (true residual)",
+            k->converged ? "yes" : "no", p->converged ? "yes" : "no");
     fprintf(f, "%-26s %16.6f %16.6f\n", "setup time (s)", k->setup_s,
             p->setup_s);
     fprintf(f, "%-26s %16.6f %16.6f\n", "solve time (s)", k->solve_s,
@@ -155,6 +179,8 @@ void cmp_print_table(FILE *f, const solve_run *r, const cmp_result *c)
     else
         fputs("\n||x_krylov - x_petsc|| / ||x_petsc|| = n/a (not finite)\n", f);
     if (c->note) fprintf(f, "note: %s\n", c->note);
+    print_false_claim(f, r, "krylov", k);
+    print_false_claim(f, r, "PETSc", p);
     print_differ(f, r, c);
     print_restarts(f, r, c);
     if (kr_ctx_device(r->ctx) == KR_DEVICE_CPU && kr_ctx_threads(r->ctx) != 1)
@@ -171,6 +197,7 @@ static void side_json(cli_json *j, const char *who, const cmp_side *s)
     cli_json_str(j, KEY("precond"), s->pc);
     cli_json_int(j, KEY("iterations"), s->iterations);
     cli_json_str(j, KEY("reason"), s->reason);
+    cli_json_bool(j, KEY("claims_converged"), s->claims);
     cli_json_bool(j, KEY("converged"), s->converged);
     cli_json_num(j, KEY("true_relative_residual"), s->true_rel);
     cli_json_num(j, KEY("setup_seconds"), s->setup_s);

@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #ifdef KR_FUZZ_MAIN
 #define KR_FUZZ_TARGET(name)                                                   \
@@ -27,13 +28,15 @@
 
 /* One CPU context for all inputs (created on first use; a context holds
  * no state that one read could leave for the next). The readers may
- * take 256 MB at most: a small input claiming 2e9 rows is refused for
- * memory instead of filling the fuzzer's. */
+ * take 256 MB at most (KRYLOV_MEMORY_LIMIT, core/memory.h): a small
+ * input claiming 2e9 rows is refused for memory instead of filling the
+ * fuzzer's. */
 static inline kr_ctx *kr_fuzz_ctx(void)
 {
     static kr_ctx *ctx;
-    if (!ctx && kr_ctx_create(&ctx, KR_DEVICE_CPU) != KR_OK) __builtin_trap();
-    kr_io_set_memory_cap(256.0 * (1 << 20));
+    if (!ctx && (setenv("KRYLOV_MEMORY_LIMIT", "256M", 1) != 0 ||
+                 kr_ctx_create(&ctx, KR_DEVICE_CPU) != KR_OK))
+        __builtin_trap();
     return ctx;
 }
 
