@@ -2,6 +2,7 @@
 # build/krylov. CUDA is used when nvcc is found (PATH or CUDA_HOME); CUDA=0
 # forces a CPU-only build, CUDA=1 insists on CUDA. SANITIZE=1 builds with
 # AddressSanitizer and UBSan into build-asan/.
+# `make fuzz FUZZ_SECONDS=N` runs each libFuzzer target for N seconds.
 #
 #   make            build          make test     build and run the tests
 #   make demo       solve a built-in problem      make bench    CPU benchmarks
@@ -10,6 +11,15 @@
 CC      ?= cc
 NVCC    ?= nvcc
 CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(shell command -v $(NVCC) 2>/dev/null))
+
+# FUZZ=1: the libFuzzer build (build-fuzz/, clang, CPU only, ASan+UBSan);
+# `make fuzz` uses it.
+FUZZ_CC ?= clang-14
+ifeq ($(FUZZ),1)
+  override CUDA := 0
+  override CC := $(FUZZ_CC)
+  BUILD ?= build-fuzz
+endif
 
 ifeq ($(origin CUDA), undefined)
   CUDA := $(if $(wildcard $(CUDA_HOME)/bin/nvcc),1,0)
@@ -20,9 +30,16 @@ ifeq ($(CUDA),1)
   endif
 endif
 
-ifeq ($(SANITIZE),1)
+# -fno-sanitize-recover=all: a UBSan report stops the program, so a test
+# (or CI) run with one fails instead of printing and going on.
+ifeq ($(FUZZ),1)
+  SANFLAGS := -fsanitize=address,undefined,fuzzer-no-link \
+              -fno-sanitize-recover=all -fno-omit-frame-pointer \
+              -Wno-unknown-warning-option -Wno-pass-failed
+else ifeq ($(SANITIZE),1)
   BUILD   ?= build-asan
-  SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer
+  SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all \
+              -fno-omit-frame-pointer
 else
   BUILD   ?= build
   SANFLAGS :=
@@ -63,7 +80,14 @@ EXAMPLES   := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.
 CHECK_LIBS  = $(patsubst -lsubunit,-l:libsubunit.a,$(shell pkg-config --libs --static check 2>/dev/null))
 CHECK_CFLAGS = $(shell pkg-config --cflags check 2>/dev/null)
 
-.PHONY: all lib test test-build demo bench format clean deps
+# libFuzzer targets and their seeds (test/fuzz/); test_fuzz_replay runs
+# the same targets on the seeds and on every saved crash, in `make test`.
+FUZZ_SRC := $(wildcard test/fuzz/fuzz_*.c)
+FUZZ_BIN := $(FUZZ_SRC:test/fuzz/%.c=$(BUILD)/fuzz/%)
+FUZZ_SECONDS ?= 20
+DRIVER_LIB_OBJ = $(filter-out %/main.o,$(DRIVER_OBJ))
+
+.PHONY: all lib test test-build demo bench format clean deps fuzz fuzz-build
 all: $(BUILD)/libkrylov.a $(BUILD)/libkrylov.so $(BUILD)/krylov $(EXAMPLES)
 lib: $(BUILD)/libkrylov.a $(BUILD)/libkrylov.so
 
@@ -113,10 +137,39 @@ $(BUILD)/examples/%: examples/%.c $(BUILD)/libkrylov.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(BUILD)/libkrylov.a $(LDLIBS)
 
+# The replay test calls the fuzz targets, one of which is the option
+# parser of the command: it links the command's objects too.
+$(BUILD)/test/test_fuzz_replay: TEST_EXTRA = $(DRIVER_LIB_OBJ)
+$(BUILD)/test/test_fuzz_replay: $(DRIVER_LIB_OBJ) $(FUZZ_SRC) test/fuzz/fuzz.h
+
+# The allocation-failure sweep wraps the allocator at link time, so the
+# library needs no hooks (and, with CUDA, the device pool's allocator).
+ALLOCFAIL_WRAP := -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=free \
+                  -Wl,--wrap=strdup
+ifeq ($(CUDA),1)
+  ALLOCFAIL_WRAP += -DKR_TEST_CUDA -Wl,--wrap=cudaMallocFromPoolAsync
+endif
+$(BUILD)/test/test_allocfail: TEST_EXTRA = $(ALLOCFAIL_WRAP)
+
 $(BUILD)/test/%: test/%.c $(TESTUTIL) $(BUILD)/libkrylov.a
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -o $@ $< $(TESTUTIL) \
+	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -o $@ $< $(TESTUTIL) $(TEST_EXTRA) \
 	    $(BUILD)/libkrylov.a $(CHECK_LIBS) $(LDLIBS)
+
+$(BUILD)/fuzz/%: test/fuzz/%.c test/fuzz/fuzz.h $(DRIVER_LIB_OBJ) \
+                 $(BUILD)/libkrylov.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -DKR_FUZZ_MAIN -fsanitize=fuzzer -o $@ $< \
+	    $(DRIVER_LIB_OBJ) $(BUILD)/libkrylov.a $(LDLIBS)
+
+fuzz-build: $(FUZZ_BIN)
+
+# Runs each fuzz target for FUZZ_SECONDS from its seeds (test/fuzz/corpus);
+# a crash is saved under test/fuzz/regress/ and fails the run.
+fuzz:
+	@sh test/deps.sh fuzz
+	@$(MAKE) --no-print-directory FUZZ=1 fuzz-build
+	@sh test/fuzz/run.sh build-fuzz $(FUZZ_SECONDS)
 
 # Installs Check and zlib when run as root; otherwise says what to install.
 deps:
@@ -141,6 +194,6 @@ format:
 	clang-format -i $$(git ls-files '*.c' '*.h' '*.cu')
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

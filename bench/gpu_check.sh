@@ -10,6 +10,12 @@
 #   bjacobi  bench/bjacobi_table.sh: block-Jacobi against Jacobi on every
 #            shared matrix (IDR(4), GMRES(30), BiCGSTAB)
 #   profile  Nsight Compute on the power-law SpMV (vsr and cuSPARSE)
+#   sanitize compute-sanitizer memcheck over the test programs with GPU
+#            tests, racecheck and synccheck over those whose kernels use
+#            shared memory or warp synchronisation; the error and hazard
+#            counts in $OUT/sanitize-summary.md (for bench/results/), each
+#            tool's log in $OUT/sanitize-TOOL-PROGRAM.log. Not in the
+#            default list: ask for it (about 5-8 minutes).
 #   small    per-iteration times on the shared matrices with nnz >= 1e5,
 #            GPU against the CPU backend at 16 threads (Jacobi, 4 methods),
 #            and the setup of poisson3d:160 (jacobi; bjacobi, whose JSON
@@ -113,6 +119,72 @@ part_profile() {
     done
 }
 
+# One tool over one test program (no fork, so the tool sees every
+# kernel), bounded by SANITIZE_TIMEOUT seconds; appends a summary row.
+sanitize_one() {
+    tool=$1
+    prog=$2
+    log="$OUT/sanitize-$tool-$prog.log"
+    start=$(date +%s)
+    CK_FORK=no KRYLOV_BIN="$build/krylov" timeout "${SANITIZE_TIMEOUT:-150}" \
+        "$sanitizer" --tool "$tool" --error-exitcode 99 \
+        "$build/test/$prog" >"$log" 2>&1
+    rc=$?
+    secs=$(($(date +%s) - start))
+    errors=$(sed -n 's/.*ERROR SUMMARY: \([0-9]*\) error.*/\1/p' "$log" |
+        awk '{s += $1} END {print s + 0}')
+    hazards=$(sed -n 's/.*RACECHECK SUMMARY: \([0-9]*\) hazard.*/\1/p' \
+        "$log" | awk '{s += $1} END {print s + 0}')
+    checks=$(grep -E '^[0-9]+%: Checks: ' "$log" | tail -n 1)
+    note=""
+    [ "$rc" = 124 ] && note="timed out after ${SANITIZE_TIMEOUT:-150} s"
+    echo "| $tool | $prog | $rc | $errors | $hazards | $secs | ${checks:-no Check summary} $note |" \
+        >>"$OUT/sanitize-summary.md"
+    echo "$tool $prog: exit $rc, $errors errors, $hazards hazards, $secs s"
+}
+
+part_sanitize() {
+    echo "== compute-sanitizer"
+    sum="$OUT/sanitize-summary.md"
+    sanitizer=$(command -v compute-sanitizer)
+    for d in "${CUDA_HOME:-/usr/local/cuda}" /usr/local/cuda; do
+        [ -n "$sanitizer" ] && break
+        [ -x "$d/compute-sanitizer/compute-sanitizer" ] &&
+            sanitizer="$d/compute-sanitizer/compute-sanitizer"
+        [ -x "$d/bin/compute-sanitizer" ] && sanitizer="$d/bin/compute-sanitizer"
+    done
+    if [ -z "$sanitizer" ]; then
+        echo "compute-sanitizer not found (PATH, CUDA_HOME)" | tee "$sum"
+        return
+    fi
+    {
+        echo "# compute-sanitizer over the GPU test programs"
+        echo
+        head -n 1 "$OUT/device.txt" 2>/dev/null
+        nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+        "$sanitizer" --version | tail -n 1
+        date -u +%Y-%m-%dT%H:%M:%SZ
+        echo
+        echo "Exit 0 and 0 errors / hazards is clean; exit 99 is an error the"
+        echo "tool found (see sanitize-TOOL-PROGRAM.log), 124 a timeout."
+        echo
+        echo "| tool | program | exit | errors | hazards | seconds | tests |"
+        echo "|---|---|---|---|---|---|---|"
+    } >"$sum"
+    for prog in test_gpu test_gje_batch test_bjacobi test_bjacobi_cond \
+        test_vsr test_ellr test_auto test_solvers test_breakdown; do
+        [ -x "$build/test/$prog" ] && sanitize_one memcheck "$prog"
+    done
+    # Shared memory and warp-synchronous code: the batched Gauss-Jordan
+    # kernels, VSR's segmented scan, the reductions (test_gpu).
+    for prog in test_gje_batch test_vsr test_gpu; do
+        [ -x "$build/test/$prog" ] || continue
+        sanitize_one racecheck "$prog"
+        sanitize_one synccheck "$prog"
+    done
+    cat "$sum"
+}
+
 part_small() {
     echo "== bench solve: shared matrices with nnz >= 1e5, GPU and CPU (16 threads)"
     mats=""
@@ -144,7 +216,7 @@ part_small() {
 
 for p in $parts; do
     case $p in
-    tests | spmv | gje | solve | bjacobi | profile | small) "part_$p" ;;
-    *) echo "unknown part '$p' (tests spmv gje solve bjacobi profile small)" ;;
+    tests | spmv | gje | solve | bjacobi | profile | small | sanitize) "part_$p" ;;
+    *) echo "unknown part '$p' (tests spmv gje solve bjacobi profile small sanitize)" ;;
     esac
 done

@@ -13,6 +13,7 @@
 #include "drivers/petsc_style.h"
 #include "drivers/report.h"
 #include "drivers/solve.h"
+#include "io/read.h"
 #include "krylov.h"
 
 #include <limits.h>
@@ -174,11 +175,12 @@ static void print_help(void)
            "stopped, the recursive and true\nrelative residuals, the forward "
            "error (when b = A*ones), setup and solve times.\nPETSc binary "
            "files (MatView/VecView output) are recognised by their "
-           "content.\nSIGINT or SIGTERM during the solve stops it at the "
-           "next iteration (reason\nINTERRUPTED): the report is printed, "
-           "nothing is written (see --save-on-interrupt),\nexit 130; a "
-           "second signal, or one outside the solve, exits 130 at once.\n"
-           "\noptions:\n");
+           "content.\nEach input is read once, so it may be a pipe: '-' "
+           "is standard input (for A or -b).\nSIGINT or SIGTERM during the "
+           "solve stops it at the next iteration (reason\nINTERRUPTED): the "
+           "report is printed, nothing is written (see --save-on-interrupt),"
+           "\nexit 130; a second signal, or one outside the solve, exits 130 "
+           "at once.\n\noptions:\n");
     cli_solve_print_options(stdout);
     printf("\nexample:\n  krylov solve --gen poisson3d:32 --method cg "
            "--precond jacobi -o x.mtx\n");
@@ -292,22 +294,6 @@ static int open_context(solve_run *r)
     return 0;
 }
 
-enum { PETSC_MAT_ID = 1211216, PETSC_VEC_ID = 1211214 };
-
-/* 1 when path starts with a PETSc binary class id (big-endian); anything
- * else, gzip included, is left to the Matrix Market readers. */
-static int is_petsc(const char *path)
-{
-    unsigned char h[4] = {0};
-    FILE *f = fopen(path, "rb");
-    if (!f) return 0; /* the reader reports why */
-    size_t got = fread(h, 1, 4, f);
-    fclose(f);
-    uint32_t id = (uint32_t)h[0] << 24 | (uint32_t)h[1] << 16 |
-                  (uint32_t)h[2] << 8 | h[3];
-    return got == 4 && (id == PETSC_MAT_ID || id == PETSC_VEC_ID);
-}
-
 static int load_matrix(solve_run *r)
 {
     kr_status st;
@@ -315,10 +301,9 @@ static int load_matrix(solve_run *r)
         st = kr_generate(r->ctx, r->o->gen, &r->A);
         if (st == KR_ERR_ARG) /* a bad SPEC is a bad command line */
             return cli_usage_error("solve", "%s", kr_ctx_error(r->ctx));
-    } else if (is_petsc(r->name)) {
-        st = kr_read_petsc_mat(r->ctx, r->name, &r->A);
     } else {
-        st = kr_read_mtx(r->ctx, r->name, &r->A);
+        /* Read once, the format told by the first bytes: pipes work. */
+        st = kr_read_matrix_path(r->ctx, r->name, KR_READ_SYSTEM, &r->A);
     }
     if (st != KR_OK) return lib_error(r->ctx, st, r->o->gen ? NULL : r->name);
     if (r->A.nrows != r->A.ncols) {
@@ -334,9 +319,7 @@ static int read_vector(solve_run *r, const char *path, const char *what,
                        double **v)
 {
     int32_t rows = 0, cols = 1;
-    kr_status st = is_petsc(path)
-                       ? kr_read_petsc_vec(r->ctx, path, &rows, v)
-                       : kr_read_dense_mtx(r->ctx, path, &rows, &cols, v);
+    kr_status st = kr_read_vector_path(r->ctx, path, &rows, &cols, v);
     if (st != KR_OK) return lib_error(r->ctx, st, path);
     if (rows == r->A.nrows && cols == 1) return 0;
     cli_error("%s: %s is %d x %d, but the matrix %s is %d x %d, so it must "
@@ -383,35 +366,13 @@ static int load_vectors(solve_run *r)
 }
 
 /* --blocks FILE: an nb x 1 (or 1 x nb) Matrix Market array of integer
- * sizes, into *sizes (malloc'ed); the library checks they sum to n. */
+ * sizes in 1..32, into *sizes (malloc'ed); the library checks they sum to
+ * n. */
 static int read_blocks(solve_run *r, int32_t **sizes, int32_t *nb)
 {
-    const char *path = r->o->blocks;
-    int32_t rows = 0, cols = 0;
-    double *v = NULL;
-    kr_status st = kr_read_dense_mtx(r->ctx, path, &rows, &cols, &v);
-    if (st != KR_OK) return lib_error(r->ctx, st, path);
-    int64_t count = (int64_t)rows * cols;
-    *sizes = malloc(((size_t)count + 1) * sizeof **sizes);
-    int rc = *sizes ? 0 : out_of_memory((size_t)count);
-    for (int64_t i = 0; !rc && i < count; i++) {
-        if (v[i] != floor(v[i]) || v[i] < 1 || v[i] > 32) {
-            cli_error("%s: block size %lld is %g, not an integer in 1..32",
-                      path, (long long)i + 1, v[i]);
-            rc = CLI_EXIT_INPUT;
-        } else {
-            (*sizes)[i] = (int32_t)v[i];
-        }
-    }
-    if (!rc && rows != 1 && cols != 1) {
-        cli_error("%s: block sizes must be one column or one row, not %d x "
-                  "%d",
-                  path, (int)rows, (int)cols);
-        rc = CLI_EXIT_INPUT;
-    }
-    *nb = (int32_t)count;
-    free(v);
-    return rc;
+    kr_status st =
+        kr_read_block_sizes_path(r->ctx, r->o->blocks, 32, sizes, nb);
+    return st == KR_OK ? 0 : lib_error(r->ctx, st, NULL);
 }
 
 static kr_singular_policy singular_policy(const char *name)

@@ -1,62 +1,55 @@
-/* Line reader for the Matrix Market readers: gzdopen serves plain and gzip
- * files alike; lines are cut in place in one growing buffer. */
+/* Line reader for the Matrix Market readers: a kr_source serves plain and
+ * gzip input alike; lines are cut in place in one growing buffer. */
 #include "io/lines.h"
 
 #include "core/error.h"
 
-#include <errno.h>
-#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 enum { KR_LINES_CHUNK = 1 << 18 };
 /* A Matrix Market line is short; a longer one means a binary or broken
  * file, and the cap keeps such a file from filling memory. */
 #define KR_LINES_MAX ((size_t)1 << 24)
 
-kr_status kr_lines_open(kr_ctx *ctx, const char *path, kr_lines *L)
+kr_status kr_lines_start(kr_ctx *ctx, kr_source *S, kr_lines *L)
 {
     memset(L, 0, sizeof *L);
-    L->path = path;
-    L->file_size = -1;
-    int fd = open(path, O_RDONLY);
-    if (fd < 0)
-        return kr_fail(ctx, KR_ERR_IO, "%s: cannot open: %s", path,
-                       strerror(errno));
-    struct stat st;
-    int err = fstat(fd, &st) != 0 ? errno : S_ISDIR(st.st_mode) ? EISDIR : 0;
-    if (err) {
-        close(fd);
-        return kr_fail(ctx, KR_ERR_IO, "%s: cannot read: %s", path,
-                       strerror(err));
-    }
-    L->gz = gzdopen(fd, "rb");
+    L->src = S;
+    L->path = S->path;
+    /* Only uncompressed input of known size bounds its content; the
+     * readers use it to reject absurd size lines. */
+    L->file_size = S->size;
     L->buf = malloc(KR_LINES_CHUNK);
-    if (!L->gz || !L->buf) {
-        if (!L->gz) close(fd);
-        kr_lines_close(L);
-        return kr_fail(ctx, KR_ERR_NOMEM, "%s: out of memory opening it", path);
-    }
+    if (!L->buf)
+        return kr_fail(ctx, KR_ERR_NOMEM, "%s: out of memory opening it",
+                       L->path);
     L->cap = KR_LINES_CHUNK;
-    gzbuffer(L->gz, KR_LINES_CHUNK);
-    /* Only an uncompressed regular file has a size that bounds its
-     * content; the readers use it to reject absurd size lines. */
-    if (S_ISREG(st.st_mode) && gzdirect(L->gz))
-        L->file_size = (long long)st.st_size;
     return KR_OK;
 }
 
-static kr_status read_error(kr_ctx *ctx, kr_lines *L)
+kr_status kr_lines_open(kr_ctx *ctx, const char *path, kr_lines *L)
 {
-    int errnum = Z_OK;
-    const char *msg = gzerror(L->gz, &errnum);
-    /* zlib names the stream "<fd:N>: "; the path is named already. */
-    const char *cut = msg[0] == '<' ? strstr(msg, ": ") : NULL;
-    if (cut) msg = cut + 2;
-    return kr_fail(ctx, KR_ERR_IO, "%s:%ld: read error: %s", L->path,
-                   L->line + 1, errnum == Z_ERRNO ? strerror(errno) : msg);
+    kr_source own;
+    KR_TRY(kr_source_open(ctx, path, &own));
+    kr_status st = kr_lines_start(ctx, &own, L);
+    L->own = own;
+    L->src = &L->own;
+    if (st != KR_OK) kr_lines_close(L);
+    return st;
+}
+
+/* The source names the file; the line it failed on is added. */
+static kr_status read_error(kr_ctx *ctx, kr_lines *L, kr_status st)
+{
+    const char *msg = ctx ? kr_ctx_error(ctx) : "";
+    size_t n = strlen(L->path);
+    if (strncmp(msg, L->path, n) != 0 || strncmp(msg + n, ": ", 2) != 0)
+        return st;
+    char rest[512];
+    snprintf(rest, sizeof rest, "%s", msg + n + 2);
+    return kr_fail(ctx, st, "%s:%ld: %s", L->path, L->line + 1, rest);
 }
 
 /* Moves the unread tail to the front and reads more behind it. */
@@ -80,18 +73,15 @@ static kr_status refill(kr_ctx *ctx, kr_lines *L)
         L->cap *= 2;
     }
     /* One byte stays free for the NUL after a last line without "\n". */
-    int n = gzread(L->gz, L->buf + L->end, (unsigned)(L->cap - 1 - L->end));
-    if (n < 0) return read_error(ctx, L);
-    if (n == 0) {
-        int errnum = Z_OK;
-        gzerror(L->gz, &errnum);
-        if (errnum != Z_OK) return read_error(ctx, L);
-        L->eof = 1;
-    }
+    size_t n = 0;
+    kr_status st =
+        kr_source_read(ctx, L->src, L->buf + L->end, L->cap - 1 - L->end, &n);
+    if (st != KR_OK) return read_error(ctx, L, st);
+    if (n == 0) L->eof = 1;
     /* One scan per chunk, so that lines need a NUL check only in files
      * that have one. */
-    if (n > 0 && memchr(L->buf + L->end, '\0', (size_t)n)) L->has_nul = 1;
-    L->end += (size_t)n;
+    if (n > 0 && memchr(L->buf + L->end, '\0', n)) L->has_nul = 1;
+    L->end += n;
     return KR_OK;
 }
 
@@ -135,8 +125,8 @@ long kr_lines_last(const kr_lines *L) { return L->line > 0 ? L->line : 1; }
 void kr_lines_close(kr_lines *L)
 {
     if (!L) return;
-    if (L->gz) gzclose(L->gz);
+    if (L->src == &L->own) kr_source_close(&L->own);
     free(L->buf);
-    L->gz = NULL;
+    L->src = NULL;
     L->buf = NULL;
 }

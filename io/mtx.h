@@ -5,6 +5,7 @@
 #define KR_IO_MTX_H
 
 #include "io/lines.h"
+#include "io/read.h"
 #include "krylov.h"
 
 #include <stdint.h>
@@ -29,14 +30,18 @@ typedef struct kr_mtx_entries {
     int64_t n, cap;
 } kr_mtx_entries;
 
-/* Reads a whole file into h and E (E is freed on failure). With `dense`,
- * rows*cols must fit 32-bit indices for coordinate files as well. */
-kr_status kr_mtx_load(kr_ctx *ctx, const char *path, int dense,
+/* A kr_read_flags bit for the dense reader: rows*cols must fit 32-bit
+ * indices for coordinate files as well. */
+enum { KR_MTX_DENSE = 1u << 8 };
+
+/* Reads a whole input into h and E (E is freed on failure); flags are
+ * KR_MTX_DENSE and kr_read_flags. */
+kr_status kr_mtx_load(kr_ctx *ctx, kr_source *S, unsigned flags,
                       kr_mtx_header *h, kr_mtx_entries *E);
 void kr_mtx_entries_free(kr_mtx_entries *E);
 
 /* Reads the banner and the size line and checks them (mtx_header.c). */
-kr_status kr_mtx_read_header(kr_ctx *ctx, kr_lines *L, int dense,
+kr_status kr_mtx_read_header(kr_ctx *ctx, kr_lines *L, unsigned flags,
                              kr_mtx_header *h);
 
 /* ---- token helpers: a line is cut into tokens without being modified */

@@ -31,25 +31,23 @@ static kr_status scatter(kr_ctx *ctx, const char *path, const kr_mtx_header *h,
     return KR_OK;
 }
 
-kr_status kr_read_dense_mtx(kr_ctx *ctx, const char *path, int32_t *nrows,
-                            int32_t *ncols, double **data)
+kr_status kr_read_dense_mtx_from(kr_ctx *ctx, kr_source *S, int32_t *nrows,
+                                 int32_t *ncols, double **data)
 {
-    if (!nrows || !ncols || !data || !path)
-        return kr_fail(ctx, KR_ERR_ARG, "kr_read_dense_mtx: NULL argument");
     *data = NULL;
     *nrows = *ncols = 0;
     kr_mtx_header h;
     kr_mtx_entries E;
-    KR_TRY(kr_mtx_load(ctx, path, 1, &h, &E));
+    KR_TRY(kr_mtx_load(ctx, S, KR_MTX_DENSE, &h, &E));
     size_t size = (size_t)h.nrows * (size_t)h.ncols;
     double *D = calloc(size > 0 ? size : 1, sizeof *D);
     kr_status st = KR_OK;
     if (!D)
         st = kr_fail(ctx, KR_ERR_NOMEM,
-                     "%s: out of memory for a dense %d x %d matrix", path,
+                     "%s: out of memory for a dense %d x %d matrix", S->path,
                      h.nrows, h.ncols);
     else
-        st = scatter(ctx, path, &h, &E, D);
+        st = scatter(ctx, S->path, &h, &E, D);
     kr_mtx_entries_free(&E);
     if (st != KR_OK) {
         free(D);
@@ -59,6 +57,20 @@ kr_status kr_read_dense_mtx(kr_ctx *ctx, const char *path, int32_t *nrows,
     *nrows = h.nrows;
     *ncols = h.ncols;
     return KR_OK;
+}
+
+kr_status kr_read_dense_mtx(kr_ctx *ctx, const char *path, int32_t *nrows,
+                            int32_t *ncols, double **data)
+{
+    if (!nrows || !ncols || !data || !path)
+        return kr_fail(ctx, KR_ERR_ARG, "kr_read_dense_mtx: NULL argument");
+    *data = NULL;
+    *nrows = *ncols = 0;
+    kr_source S;
+    KR_TRY(kr_source_open(ctx, path, &S));
+    kr_status st = kr_read_dense_mtx_from(ctx, &S, nrows, ncols, data);
+    kr_source_close(&S);
+    return st;
 }
 
 /* Non-finite values would make a file that no reader accepts. */

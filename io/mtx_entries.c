@@ -4,9 +4,11 @@
 #include "core/error.h"
 #include "io/mtx.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* First capacity when the file size is unknown (gzip): the size line is
  * then not trusted with an allocation, the arrays grow as entries come. */
@@ -81,6 +83,40 @@ static kr_status parse_index(kr_ctx *ctx, const kr_lines *L, const char *what,
     return KR_OK;
 }
 
+/* Matrix Market values are decimal: [sign] digits [. digits] [e [sign]
+ * digits]. strtod also takes hex floats, "inf" and "nan"; those are
+ * refused. Returns NULL when [b, e) is decimal, else why not. */
+static const char *decimal_syntax(const char *b, const char *e)
+{
+    const char *p = b;
+    if (p < e && (*p == '+' || *p == '-')) p++;
+    if (e - p >= 3 && (!strncasecmp(p, "nan", 3) || !strncasecmp(p, "inf", 3)))
+        return "not finite (NaN or Inf)";
+    int digits = 0;
+    for (; p < e && isdigit((unsigned char)*p); p++)
+        digits++;
+    if (p < e && *p == '.')
+        for (p++; p < e && isdigit((unsigned char)*p); p++)
+            digits++;
+    if (digits > 0 && p < e && (*p == 'e' || *p == 'E')) {
+        p++;
+        if (p < e && (*p == '+' || *p == '-')) p++;
+        const char *d = p;
+        while (p < e && isdigit((unsigned char)*p))
+            p++;
+        if (p == d) digits = 0;
+    }
+    return digits > 0 && p == e ? NULL : "not a number (values are decimal)";
+}
+
+/* 1 when the mantissa of a decimal token has a nonzero digit. */
+static int nonzero_digit(const char *b, const char *e)
+{
+    for (; b < e && *b != 'e' && *b != 'E'; b++)
+        if (*b >= '1' && *b <= '9') return 1;
+    return 0;
+}
+
 static kr_status parse_value(kr_ctx *ctx, const kr_lines *L,
                              const kr_mtx_header *h, const char *b,
                              const char *e, double *out)
@@ -96,16 +132,20 @@ static kr_status parse_value(kr_ctx *ctx, const kr_lines *L,
         *out = (double)v;
         return KR_OK;
     }
-    char *end;
-    double x = strtod(b, &end);
-    if (end != e)
-        return kr_fail(ctx, KR_ERR_FORMAT,
-                       "%s:%ld: value '%.*s' is not a number", L->path, L->line,
-                       kr_mtx_toklen(b, e), b);
+    const char *why = decimal_syntax(b, e);
+    if (why)
+        return kr_fail(ctx, KR_ERR_FORMAT, "%s:%ld: value '%.*s' is %s",
+                       L->path, L->line, kr_mtx_toklen(b, e), b, why);
+    double x = strtod(b, NULL);
     if (!isfinite(x))
         return kr_fail(ctx, KR_ERR_FORMAT,
-                       "%s:%ld: value '%.*s' is not finite (NaN, Inf or "
-                       "beyond the range of double)",
+                       "%s:%ld: value '%.*s' is not finite (beyond the range "
+                       "of double)",
+                       L->path, L->line, kr_mtx_toklen(b, e), b);
+    if (x == 0.0 && nonzero_digit(b, e))
+        return kr_fail(ctx, KR_ERR_FORMAT,
+                       "%s:%ld: value '%.*s' underflows to zero (below "
+                       "4.9e-324, the smallest double)",
                        L->path, L->line, kr_mtx_toklen(b, e), b);
     *out = x;
     return KR_OK;
@@ -132,6 +172,17 @@ static kr_status coord_line(kr_ctx *ctx, const kr_lines *L,
                        "%s:%ld: diagonal entry (%d, %d) in a skew-symmetric "
                        "file; its diagonal must be zero and not stored",
                        L->path, L->line, i + 1, j + 1);
+    /* The format stores one triangle; an entry above the diagonal would
+     * be mirrored silently, and next to its mirror would double it. */
+    if (i < j && h->symmetry != KR_MTX_GENERAL)
+        return kr_fail(ctx, KR_ERR_FORMAT,
+                       "%s:%ld: entry (%d, %d) is above the diagonal, but a "
+                       "%s file stores the lower triangle only (its mirror "
+                       "(%d, %d) is implied)",
+                       L->path, L->line, i + 1, j + 1,
+                       h->symmetry == KR_MTX_SKEW ? "skew-symmetric"
+                                                  : "symmetric",
+                       j + 1, i + 1);
     return push(ctx, L, h, E, i, j, v);
 }
 
@@ -201,14 +252,14 @@ static kr_status expect_end(kr_ctx *ctx, kr_lines *L, const kr_mtx_header *h)
     }
 }
 
-kr_status kr_mtx_load(kr_ctx *ctx, const char *path, int dense,
+kr_status kr_mtx_load(kr_ctx *ctx, kr_source *S, unsigned flags,
                       kr_mtx_header *h, kr_mtx_entries *E)
 {
     memset(E, 0, sizeof *E);
     kr_lines L;
-    KR_TRY(kr_lines_open(ctx, path, &L));
+    KR_TRY(kr_lines_start(ctx, S, &L));
     kr_status st;
-    KR_CHECK(st, kr_mtx_read_header(ctx, &L, dense, h), done);
+    KR_CHECK(st, kr_mtx_read_header(ctx, &L, flags, h), done);
     int64_t cap = h->nstored;
     if (L.file_size < 0 && cap > KR_MTX_FIRST_CAP) cap = KR_MTX_FIRST_CAP;
     KR_CHECK(st, resize(ctx, &L, E, cap), done);

@@ -5,9 +5,9 @@
 #include "core/error.h"
 #include "io/mtx.h"
 
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
-#include <unistd.h>
 
 /* Fewest bytes of text an entry can take: "1 1\n" and "1\n". */
 enum { KR_MTX_MIN_ENTRY = 4, KR_MTX_MIN_VALUE = 2 };
@@ -108,6 +108,8 @@ static kr_status parse_banner(kr_ctx *ctx, kr_lines *L, kr_mtx_header *h)
                        "%s:1: empty file; expected the banner "
                        "'%%%%MatrixMarket matrix ...'",
                        L->path);
+    /* A UTF-8 byte-order mark, as some editors save it, is not text. */
+    if (!strncmp(s, "\xEF\xBB\xBF", 3)) s += 3;
     int n = words(s, w, 6);
     if (n == 0 || strcasecmp(w[0], "%%MatrixMarket") != 0)
         return kr_fail(ctx, KR_ERR_FORMAT,
@@ -124,7 +126,8 @@ static kr_status parse_banner(kr_ctx *ctx, kr_lines *L, kr_mtx_header *h)
     return parse_symmetry(ctx, L->path, w, h);
 }
 
-/* Reads the `want` non-negative integers of the size line into v. */
+/* Reads the `want` non-negative integers of the size line into v. One
+ * too large for 64-bit arithmetic is refused as written in the file. */
 static kr_status size_numbers(kr_ctx *ctx, kr_lines *L, int want, int64_t *v)
 {
     char *s;
@@ -141,6 +144,7 @@ static kr_status size_numbers(kr_ctx *ctx, kr_lines *L, int want, int64_t *v)
                        "%s:%ld: size line has %d numbers; expected %d (%s)",
                        L->path, L->line, n, want,
                        want == 3 ? "rows columns entries" : "rows columns");
+    static const char *const names[3] = {"rows", "columns", "entries"};
     const char *p = s, *b = s, *e = s;
     for (int k = 0; k < want; k++) {
         kr_mtx_token(&p, &b, &e);
@@ -150,6 +154,12 @@ static kr_status size_numbers(kr_ctx *ctx, kr_lines *L, int want, int64_t *v)
                            "%s:%ld: size line: '%.*s' is not a "
                            "non-negative integer",
                            L->path, L->line, kr_mtx_toklen(b, e), b);
+        if (r == KR_MTX_INT_HUGE || v[k] > INT32_MAX)
+            return kr_fail(ctx, KR_ERR_UNSUPPORTED,
+                           "%s:%ld: size line: %.*s %s are more than 32-bit "
+                           "indices allow (%d)",
+                           L->path, L->line, kr_mtx_toklen(b, e), b, names[k],
+                           INT32_MAX);
     }
     return KR_OK;
 }
@@ -190,38 +200,61 @@ static kr_status check_overflow(kr_ctx *ctx, const kr_lines *L, int dense,
     return KR_OK;
 }
 
-/* Physical memory in bytes, or 0 when the system does not say. */
-static double physical_bytes(void)
+/* The rows a file's entries can reach: each stored entry fills one row,
+ * or two when mirrored. Fewer than the rows prove an empty row. */
+static int64_t rows_reached(const kr_mtx_header *h)
 {
-#ifdef _SC_PHYS_PAGES
-    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
-    if (pages > 0 && size > 0) return (double)pages * (double)size;
-#endif
-    return 0.0;
+    if (h->array) return h->nstored > 0 ? h->nrows : 0;
+    return h->symmetry == KR_MTX_GENERAL ? h->nstored : 2 * h->nstored;
 }
 
-/* Memory that the dimensions alone demand (row pointers, or the dense
- * array) is checked against the machine before it is allocated: a tiny
- * file may declare two billion rows. */
-static kr_status check_memory(kr_ctx *ctx, const kr_lines *L, int dense,
+/* A linear system's matrix: square, not empty, no empty row. */
+static kr_status check_system(kr_ctx *ctx, const kr_lines *L,
                               const kr_mtx_header *h)
 {
-    double need = dense ? 8.0 * h->nrows * (double)h->ncols
-                        : 4.0 * ((double)h->nrows + 1.0);
-    double have = physical_bytes();
-    if (have > 0 && need > have)
-        return kr_fail(
-            ctx, KR_ERR_NOMEM,
-            "%s:%ld: a %d x %d matrix needs %.1f GiB for its %s, "
-            "more than this machine's %.1f GiB of memory",
-            L->path, h->size_line, h->nrows, h->ncols, need / 1073741824.0,
-            dense ? "dense values" : "row pointers", have / 1073741824.0);
+    if (h->nrows != h->ncols)
+        return kr_fail(ctx, KR_ERR_FORMAT,
+                       "%s:%ld: the matrix is %d x %d; a linear system needs "
+                       "a square matrix",
+                       L->path, h->size_line, h->nrows, h->ncols);
+    if (h->nrows == 0)
+        return kr_fail(ctx, KR_ERR_FORMAT,
+                       "%s:%ld: the matrix is 0 x 0: there is no system to "
+                       "solve",
+                       L->path, h->size_line);
+    if (rows_reached(h) < h->nrows)
+        return kr_fail(ctx, KR_ERR_FORMAT,
+                       "%s:%ld: %d rows but only %lld entries: some row is "
+                       "empty, so the matrix is singular",
+                       L->path, h->size_line, h->nrows, (long long)h->nstored);
     return KR_OK;
 }
 
-static kr_status check_sizes(kr_ctx *ctx, const kr_lines *L, int dense,
+/* Memory that the sizes demand (entries as read, row pointers and the
+ * expanded CSR, or the dense array) is checked against the machine
+ * before it is allocated: a tiny file may declare two billion rows. */
+static kr_status check_memory(kr_ctx *ctx, const kr_lines *L, int dense,
+                              const kr_mtx_header *h)
+{
+    /* Entries are allocated by the declared count only when the file's
+     * size bounds it; otherwise they grow as they come. */
+    double stored = L->file_size >= 0 ? (double)h->nstored : 0.0,
+           expanded = h->symmetry == KR_MTX_GENERAL ? stored : 2 * stored;
+    double need =
+        dense ? 8.0 * h->nrows * (double)h->ncols + 16 * stored
+              : 4.0 * ((double)h->nrows + 1.0) + 16 * stored + 12 * expanded;
+    char where[512];
+    snprintf(where, sizeof where, "%s:%ld", L->path, h->size_line);
+    char what[96];
+    snprintf(what, sizeof what, "a %d x %d matrix with %lld %s", h->nrows,
+             h->ncols, (long long)h->nstored, h->array ? "values" : "entries");
+    return kr_io_check_memory(ctx, where, need, what);
+}
+
+static kr_status check_sizes(kr_ctx *ctx, const kr_lines *L, unsigned flags,
                              const kr_mtx_header *h)
 {
+    int dense = (flags & KR_MTX_DENSE) != 0;
     if (h->symmetry != KR_MTX_GENERAL && h->nrows != h->ncols)
         return kr_fail(ctx, KR_ERR_FORMAT,
                        "%s:%ld: a %s matrix must be square, but the size "
@@ -231,7 +264,7 @@ static kr_status check_sizes(kr_ctx *ctx, const kr_lines *L, int dense,
                                                   : "symmetric",
                        h->nrows, h->ncols);
     KR_TRY(check_overflow(ctx, L, dense, h));
-    KR_TRY(check_memory(ctx, L, dense, h));
+    if (flags & KR_READ_SYSTEM) KR_TRY(check_system(ctx, L, h));
     /* A declared count the file cannot hold is refused before any memory
      * is allocated for it. */
     long long min = h->array ? KR_MTX_MIN_VALUE : KR_MTX_MIN_ENTRY;
@@ -241,10 +274,10 @@ static kr_status check_sizes(kr_ctx *ctx, const kr_lines *L, int dense,
                        "file has only %lld bytes",
                        L->path, h->size_line, (long long)h->nstored,
                        h->array ? "values" : "entries", L->file_size);
-    return KR_OK;
+    return check_memory(ctx, L, dense, h);
 }
 
-kr_status kr_mtx_read_header(kr_ctx *ctx, kr_lines *L, int dense,
+kr_status kr_mtx_read_header(kr_ctx *ctx, kr_lines *L, unsigned flags,
                              kr_mtx_header *h)
 {
     memset(h, 0, sizeof *h);
@@ -252,14 +285,8 @@ kr_status kr_mtx_read_header(kr_ctx *ctx, kr_lines *L, int dense,
     int64_t v[3] = {0, 0, 0};
     KR_TRY(size_numbers(ctx, L, h->array ? 2 : 3, v));
     h->size_line = L->line;
-    if (v[0] > INT32_MAX || v[1] > INT32_MAX)
-        return kr_fail(ctx, KR_ERR_UNSUPPORTED,
-                       "%s:%ld: %lld x %lld matrix: dimensions above %d do "
-                       "not fit 32-bit indices",
-                       L->path, h->size_line, (long long)v[0], (long long)v[1],
-                       INT32_MAX);
     h->nrows = (int32_t)v[0];
     h->ncols = (int32_t)v[1];
     h->nstored = h->array ? array_count(h) : v[2];
-    return check_sizes(ctx, L, dense, h);
+    return check_sizes(ctx, L, flags, h);
 }

@@ -163,16 +163,27 @@ fail:
     return st;
 }
 
+kr_status kr_read_mtx_from(kr_ctx *ctx, kr_source *S, unsigned flags, kr_csr *A)
+{
+    memset(A, 0, sizeof *A);
+    kr_mtx_header h;
+    kr_mtx_entries E;
+    KR_TRY(kr_mtx_load(ctx, S, flags, &h, &E));
+    if (h.array) drop_zeros(&E);
+    kr_status st = build_csr(ctx, S->path, &h, &E, A);
+    kr_mtx_entries_free(&E);
+    if (st != KR_OK) kr_csr_free(A);
+    return st;
+}
+
 kr_status kr_read_mtx(kr_ctx *ctx, const char *path, kr_csr *A)
 {
     if (!A) return kr_fail(ctx, KR_ERR_ARG, "kr_read_mtx: NULL matrix");
     memset(A, 0, sizeof *A);
     if (!path) return kr_fail(ctx, KR_ERR_ARG, "kr_read_mtx: NULL path");
-    kr_mtx_header h;
-    kr_mtx_entries E;
-    KR_TRY(kr_mtx_load(ctx, path, 0, &h, &E));
-    if (h.array) drop_zeros(&E);
-    kr_status st = build_csr(ctx, path, &h, &E, A);
-    kr_mtx_entries_free(&E);
+    kr_source S;
+    KR_TRY(kr_source_open(ctx, path, &S));
+    kr_status st = kr_read_mtx_from(ctx, &S, 0, A);
+    kr_source_close(&S);
     return st;
 }

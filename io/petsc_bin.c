@@ -3,13 +3,12 @@
  * check the whole layout against the file size before allocating. */
 #include "core/error.h"
 #include "io/outfile.h"
+#include "io/read.h"
 
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 enum {
     KR_PETSC_MAT_ID = 1211216, /* MAT_FILE_CLASSID in petscmat.h */
@@ -58,24 +57,13 @@ static const char *class_name(uint32_t id)
     return "";
 }
 
-/* Opens path and reads `hlen` header bytes; checks the class id first so
- * a wrong kind of file is named as such even when it is short. */
-static kr_status open_header(kr_ctx *ctx, const char *path, uint32_t want,
-                             unsigned char *hdr, size_t hlen, FILE **f,
-                             long long *size)
+/* Reads `hlen` header bytes; checks the class id first so a wrong kind of
+ * file is named as such even when it is short. */
+static kr_status read_header(kr_ctx *ctx, kr_source *S, uint32_t want,
+                             unsigned char *hdr, size_t hlen)
 {
-    *f = fopen(path, "rb");
-    if (!*f)
-        return kr_fail(ctx, KR_ERR_IO, "%s: cannot open: %s", path,
-                       strerror(errno));
-    struct stat st;
-    if (fstat(fileno(*f), &st) != 0)
-        return kr_fail(ctx, KR_ERR_IO, "%s: cannot read: %s", path,
-                       strerror(errno));
-    if (!S_ISREG(st.st_mode)) /* the size checks need a regular file */
-        return kr_fail(ctx, KR_ERR_IO, "%s: not a regular file", path);
-    *size = (long long)st.st_size;
-    size_t got = fread(hdr, 1, hlen, *f);
+    size_t got = 0;
+    KR_TRY(kr_source_read(ctx, S, hdr, hlen, &got));
     if (got >= 4 && get_be32(hdr) != want) {
         uint32_t id = get_be32(hdr);
         unsigned char rev[4] = {hdr[3], hdr[2], hdr[1], hdr[0]};
@@ -86,39 +74,56 @@ static kr_status open_header(kr_ctx *ctx, const char *path, uint32_t want,
         return kr_fail(ctx, KR_ERR_FORMAT,
                        "%s: not a PETSc %s file: class id %u%s found, "
                        "expected %u%s",
-                       path, want == KR_PETSC_MAT_ID ? "matrix" : "vector", id,
-                       what, want, class_name(want));
+                       S->path, want == KR_PETSC_MAT_ID ? "matrix" : "vector",
+                       id, what, want, class_name(want));
     }
     if (got < hlen)
         return kr_fail(ctx, KR_ERR_FORMAT,
-                       "%s: truncated: expected a %zu-byte header, file has "
-                       "%lld bytes",
-                       path, hlen, *size);
+                       "%s: truncated: expected a %zu-byte header, the input "
+                       "has %zu bytes",
+                       S->path, hlen, got);
     return KR_OK;
 }
 
-/* The file must hold exactly `expect` bytes: checked before allocating. */
-static kr_status check_size(kr_ctx *ctx, const char *path, long long expect,
-                            long long size)
+/* The input must hold exactly `expect` bytes: checked before allocating
+ * when its size is known, and after reading otherwise (a pipe). */
+static kr_status check_size(kr_ctx *ctx, const kr_source *S, long long expect)
 {
+    long long size = S->size;
+    if (size < 0) return KR_OK;
     if (size < expect)
         return kr_fail(ctx, KR_ERR_FORMAT,
                        "%s: truncated: expected %lld bytes, file has %lld",
-                       path, expect, size);
+                       S->path, expect, size);
     if (size > expect)
         return kr_fail(ctx, KR_ERR_FORMAT,
                        "%s: %lld trailing bytes after the data: expected %lld "
                        "bytes, file has %lld",
-                       path, size - expect, expect, size);
+                       S->path, size - expect, expect, size);
     return KR_OK;
 }
 
-static kr_status read_raw(kr_ctx *ctx, const char *path, FILE *f, void *dst,
-                          size_t bytes)
+static kr_status read_raw(kr_ctx *ctx, kr_source *S, void *dst, size_t bytes)
 {
-    if (bytes && fread(dst, 1, bytes, f) != bytes)
-        return kr_fail(ctx, KR_ERR_IO, "%s: read failed: %s", path,
-                       ferror(f) ? strerror(errno) : "unexpected end of file");
+    size_t got = 0;
+    KR_TRY(kr_source_read(ctx, S, dst, bytes, &got));
+    if (got != bytes)
+        return kr_fail(ctx, KR_ERR_FORMAT,
+                       "%s: truncated: the data ends %zu bytes early", S->path,
+                       bytes - got);
+    return KR_OK;
+}
+
+/* Nothing may follow the data (checked by reading when the size was not
+ * known in advance). */
+static kr_status expect_end(kr_ctx *ctx, kr_source *S)
+{
+    unsigned char extra;
+    size_t got = 0;
+    KR_TRY(kr_source_read(ctx, S, &extra, 1, &got));
+    if (got)
+        return kr_fail(ctx, KR_ERR_FORMAT, "%s: trailing bytes after the data",
+                       S->path);
     return KR_OK;
 }
 
@@ -213,13 +218,55 @@ static kr_status sort_rows(kr_ctx *ctx, const char *path, kr_csr *A)
     return KR_OK;
 }
 
-static kr_status read_mat_body(kr_ctx *ctx, const char *path, FILE *f,
-                               kr_csr *A)
+/* Reads `count` elements of `size` bytes into a new array *out with
+ * `lead` zeroed elements in front and one spare behind. When the input's
+ * size is unknown (a pipe, gzip) the array grows as the data arrives, so
+ * a short input never costs what its header claims. */
+static kr_status read_array(kr_ctx *ctx, kr_source *S, size_t lead,
+                            size_t count, size_t size, void **out)
 {
+    enum { FIRST = 1 << 16 };
+    size_t total = lead + count + 1;
+    size_t cap = S->size >= 0 || total <= lead + FIRST ? total : lead + FIRST;
+    unsigned char *a = calloc(cap, size);
+    size_t have = 0;
+    kr_status st = KR_OK;
+    while (a && st == KR_OK && have < count) {
+        if (lead + have + 1 == cap) {
+            size_t grown = cap * 2 < total ? cap * 2 : total;
+            unsigned char *b = realloc(a, grown * size);
+            if (!b) break;
+            a = b;
+            cap = grown;
+        }
+        size_t want = cap - 1 - lead - have;
+        if (want > count - have) want = count - have;
+        st = read_raw(ctx, S, a + (lead + have) * size, want * size);
+        have += want;
+    }
+    if (st == KR_OK && have < count)
+        st = kr_fail(ctx, KR_ERR_NOMEM, "%s: out of memory for %zu values",
+                     S->path, count);
+    if (st != KR_OK) {
+        free(a);
+        return st;
+    }
+    *out = a;
+    return KR_OK;
+}
+
+static kr_status read_mat_body(kr_ctx *ctx, kr_source *S, kr_csr *A)
+{
+    const char *path = S->path;
     size_t m = (size_t)A->nrows, nz = (size_t)A->nnz;
-    KR_TRY(read_raw(ctx, path, f, A->rowptr + 1, 4 * m));
-    KR_TRY(read_raw(ctx, path, f, A->colind, 4 * nz));
-    KR_TRY(read_raw(ctx, path, f, A->val, 8 * nz));
+    void *p;
+    KR_TRY(read_array(ctx, S, 1, m, 4, &p));
+    A->rowptr = p;
+    KR_TRY(read_array(ctx, S, 0, nz, 4, &p));
+    A->colind = p;
+    KR_TRY(read_array(ctx, S, 0, nz, 8, &p));
+    A->val = p;
+    KR_TRY(expect_end(ctx, S));
     int32_from_be(A->rowptr + 1, m);
     int32_from_be(A->colind, nz);
     double_from_be(A->val, nz);
@@ -231,32 +278,116 @@ static kr_status read_mat_body(kr_ctx *ctx, const char *path, FILE *f,
     return st;
 }
 
+/* A linear system's matrix: square, not empty, and (fewer nonzeros than
+ * rows proving an empty row) not singular; checked from the header. */
+static kr_status check_system(kr_ctx *ctx, const char *path, int32_t M,
+                              int32_t N, int32_t nz)
+{
+    if (M != N)
+        return kr_fail(ctx, KR_ERR_FORMAT,
+                       "%s: the matrix is %d x %d (header); a linear system "
+                       "needs a square matrix",
+                       path, M, N);
+    if (M == 0)
+        return kr_fail(ctx, KR_ERR_FORMAT,
+                       "%s: the matrix is 0 x 0 (header): there is no system "
+                       "to solve",
+                       path);
+    if (nz < M)
+        return kr_fail(ctx, KR_ERR_FORMAT,
+                       "%s: %d rows but only %d nonzeros (header): some row "
+                       "is empty, so the matrix is singular",
+                       path, M, nz);
+    return KR_OK;
+}
+
+static kr_status mat_sizes(kr_ctx *ctx, kr_source *S, unsigned flags,
+                           const unsigned char *h, int32_t *M, int32_t *N,
+                           int32_t *nz)
+{
+    *M = (int32_t)get_be32(h + 4);
+    *N = (int32_t)get_be32(h + 8);
+    *nz = (int32_t)get_be32(h + 12);
+    if (*M < 0 || *N < 0 || *nz < 0)
+        return kr_fail(ctx, KR_ERR_FORMAT,
+                       "%s: negative size in the header: %d x %d with %d "
+                       "nonzeros",
+                       S->path, *M, *N, *nz);
+    if (flags & KR_READ_SYSTEM) KR_TRY(check_system(ctx, S->path, *M, *N, *nz));
+    KR_TRY(check_size(ctx, S, 16 + 4LL * *M + 12LL * *nz));
+    char what[96];
+    snprintf(what, sizeof what, "a %d x %d matrix with %d nonzeros", *M, *N,
+             *nz);
+    /* rowptr, colind and val, and the sort's scratch pairs */
+    return kr_io_check_memory(ctx, S->path, 4.0 * *M + 28.0 * *nz, what);
+}
+
+kr_status kr_read_petsc_mat_from(kr_ctx *ctx, kr_source *S, unsigned flags,
+                                 kr_csr *A)
+{
+    memset(A, 0, sizeof *A);
+    unsigned char h[16];
+    int32_t M, N, nz;
+    kr_status st;
+    KR_CHECK(st, read_header(ctx, S, KR_PETSC_MAT_ID, h, 16), done);
+    KR_CHECK(st, mat_sizes(ctx, S, flags, h, &M, &N, &nz), done);
+    A->nrows = M;
+    A->ncols = N;
+    A->nnz = nz;
+    st = read_mat_body(ctx, S, A);
+done:
+    if (st != KR_OK) kr_csr_free(A);
+    return st;
+}
+
 kr_status kr_read_petsc_mat(kr_ctx *ctx, const char *path, kr_csr *A)
 {
     if (!path || !A)
         return kr_fail(ctx, KR_ERR_ARG, "kr_read_petsc_mat: NULL argument");
     memset(A, 0, sizeof *A);
-    unsigned char h[16];
-    FILE *f = NULL;
-    long long size = 0;
+    kr_source S;
+    KR_TRY(kr_source_open(ctx, path, &S));
+    kr_status st = kr_read_petsc_mat_from(ctx, &S, 0, A);
+    kr_source_close(&S);
+    return st;
+}
+
+kr_status kr_read_petsc_vec_from(kr_ctx *ctx, kr_source *S, int32_t *n,
+                                 double **data)
+{
+    *n = 0;
+    *data = NULL;
+    unsigned char h[8];
+    double *v = NULL;
     kr_status st;
-    KR_CHECK(st, open_header(ctx, path, KR_PETSC_MAT_ID, h, 16, &f, &size),
-             done);
-    int32_t M = (int32_t)get_be32(h + 4), N = (int32_t)get_be32(h + 8),
-            nz = (int32_t)get_be32(h + 12);
-    if (M < 0 || N < 0 || nz < 0) {
-        st = kr_fail(ctx, KR_ERR_FORMAT,
-                     "%s: negative size in the header: %d x %d with %d "
-                     "nonzeros",
-                     path, M, N, nz);
+    KR_CHECK(st, read_header(ctx, S, KR_PETSC_VEC_ID, h, 8), done);
+    int32_t len = (int32_t)get_be32(h + 4);
+    if (len < 0) {
+        st = kr_fail(ctx, KR_ERR_FORMAT, "%s: negative vector length %d",
+                     S->path, len);
         goto done;
     }
-    KR_CHECK(st, check_size(ctx, path, 16 + 4LL * M + 12LL * nz, size), done);
-    KR_CHECK(st, kr_csr_alloc(ctx, M, N, nz, A), done);
-    st = read_mat_body(ctx, path, f, A);
+    KR_CHECK(st, check_size(ctx, S, 8 + 8LL * len), done);
+    KR_CHECK(
+        st,
+        kr_io_check_memory(ctx, S->path, 8.0 * len, "a vector of this length"),
+        done);
+    void *p = NULL;
+    KR_CHECK(st, read_array(ctx, S, 0, (size_t)len, 8, &p), done);
+    v = p;
+    KR_CHECK(st, expect_end(ctx, S), done);
+    double_from_be(v, (size_t)len);
+    for (int32_t i = 0; i < len && st == KR_OK; i++)
+        if (!isfinite(v[i]))
+            st = kr_fail(ctx, KR_ERR_FORMAT,
+                         "%s: entry %d (0-based) is not finite", S->path, i);
 done:
-    if (f) fclose(f);
-    if (st != KR_OK) kr_csr_free(A);
+    if (st == KR_OK) {
+        *n = len;
+        *data = v;
+    } else {
+        free(v);
+    }
     return st;
 }
 
@@ -267,40 +398,10 @@ kr_status kr_read_petsc_vec(kr_ctx *ctx, const char *path, int32_t *n,
         return kr_fail(ctx, KR_ERR_ARG, "kr_read_petsc_vec: NULL argument");
     *n = 0;
     *data = NULL;
-    unsigned char h[8];
-    FILE *f = NULL;
-    long long size = 0;
-    double *v = NULL;
-    kr_status st;
-    KR_CHECK(st, open_header(ctx, path, KR_PETSC_VEC_ID, h, 8, &f, &size),
-             done);
-    int32_t len = (int32_t)get_be32(h + 4);
-    if (len < 0) {
-        st = kr_fail(ctx, KR_ERR_FORMAT, "%s: negative vector length %d", path,
-                     len);
-        goto done;
-    }
-    KR_CHECK(st, check_size(ctx, path, 8 + 8LL * len, size), done);
-    v = malloc(((size_t)len + 1) * sizeof *v);
-    if (!v) {
-        st = kr_fail(ctx, KR_ERR_NOMEM, "%s: out of memory for %d values", path,
-                     len);
-        goto done;
-    }
-    KR_CHECK(st, read_raw(ctx, path, f, v, 8 * (size_t)len), done);
-    double_from_be(v, (size_t)len);
-    for (int32_t i = 0; i < len && st == KR_OK; i++)
-        if (!isfinite(v[i]))
-            st = kr_fail(ctx, KR_ERR_FORMAT,
-                         "%s: entry %d (0-based) is not finite", path, i);
-done:
-    if (f) fclose(f);
-    if (st == KR_OK) {
-        *n = len;
-        *data = v;
-    } else {
-        free(v);
-    }
+    kr_source S;
+    KR_TRY(kr_source_open(ctx, path, &S));
+    kr_status st = kr_read_petsc_vec_from(ctx, &S, n, data);
+    kr_source_close(&S);
     return st;
 }
 

@@ -1,7 +1,10 @@
 #!/bin/sh
 # Runs every test program, then prints one summary line:
 #   "tests: N passed, N failed, N skipped"
-# Check's own per-program lines ("100%: Checks: ...") come first.
+# Check's own per-program lines ("100%: Checks: ...") come first, each
+# program followed by its wall time ("time: test_io 1.2 s"), and the
+# times again, slowest first, at the end: no test may depend on speed,
+# but a slow one should be seen.
 set -u
 build=$1
 shift
@@ -15,10 +18,18 @@ export CK_DEFAULT_TIMEOUT="${CK_DEFAULT_TIMEOUT:-1200}"
 passed=0
 failed=0
 status=0
+times=""
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
 for t in "$@"; do
+    start=$(now_ms)
     out=$("$t" 2>&1)
     rc=$?
+    ms=$(($(now_ms) - start))
     printf '%s\n' "$out"
+    secs=$(printf '%d.%d' $((ms / 1000)) $((ms % 1000 / 100)))
+    echo "time: $(basename "$t") $secs s"
+    times="$times$ms $(basename "$t")
+"
     line=$(printf '%s\n' "$out" | grep -E '^[0-9]+%: Checks: ' | tail -n 1)
     if [ -z "$line" ]; then
         echo "FAIL: $t printed no Check summary (exit $rc)"
@@ -41,5 +52,9 @@ if [ "$skipped" -gt 0 ]; then
     echo "skipped (Check counts these as passed above; they did not run):"
     sed 's/^/  /' "$skiplog"
 fi
+echo "wall time per test program (s), slowest first:"
+printf '%s' "$times" | sort -rn | while read -r ms name; do
+    printf '  %6d.%d  %s\n' $((ms / 1000)) $((ms % 1000 / 100)) "$name"
+done
 echo "tests: $passed passed, $failed failed, $skipped skipped"
 exit $status

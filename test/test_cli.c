@@ -653,12 +653,17 @@ static const bad_file bad_files[] = {
     {"nan.mtx", MM "2 2 2\n1 1 nan\n2 2 1\n", ":3"},
     {"word.mtx", MM "2 2 2\n1 1 1\n2 2 x\n", ":4"},
     {"size.mtx", MM "2 2\n1 1 1\n", ":2"},
-    {"nonsquare.mtx", MM "2 3 2\n1 1 1\n2 2 1\n", ": the matrix is 2 x 3"},
+    {"nonsquare.mtx", MM "2 3 2\n1 1 1\n2 2 1\n", ":2: the matrix is 2 x 3"},
     {"fields.mtx", MM "2 2 2\n1 1 1 5\n2 2 1\n", ":3"},
     {"fields2.mtx", MM "2 2 2\n1 1\n2 2 1\n", ":3"},
     {"zero.mtx", MM "2 2 2\n0 1 1\n2 2 1\n", ":3"},
     {"negative.mtx", MM "2 2 2\n-1 1 1\n2 2 1\n", ":3"},
-    {"extra.mtx", MM "2 2 1\n1 1 1\n2 2 1\n", ":4"},
+    {"extra.mtx", MM "2 2 2\n1 1 1\n2 2 1\n1 2 1\n", ":5"},
+    {"emptyrow.mtx", MM "2000000000 2000000000 3\n1 1 1\n2 2 1\n3 3 1\n", ":2"},
+    {"zerobyzero.mtx", MM "0 0 0\n", ":2"},
+    {"upper.mtx",
+     "%%MatrixMarket matrix coordinate real symmetric\n2 2 2\n1 1 1\n1 2 1\n",
+     ":4"},
     {"inf.mtx", MM "2 2 2\n1 1 inf\n2 2 1\n", ":3"},
     {"index.mtx", MM "2 2 2\n1 a 1\n2 2 1\n", ":3"},
     {"overflow.mtx", MM "3000000000 3000000000 1\n1 1 1\n", ":2"},
@@ -701,6 +706,61 @@ START_TEST(malformed_files_exit_3)
     const char *dir = scratch_dir(), *io = scratch_dir();
     for (size_t i = 0; i < sizeof bad_files / sizeof *bad_files; i++)
         check_bad_file(dir, io, &bad_files[i]);
+}
+END_TEST
+
+/* issue 16, item 8: input read once, so pipes, /dev/stdin, "-" and
+ * process substitution work; the format comes from the first bytes, for
+ * the matrix and for -b; item 13: a little-endian PETSc file is named. */
+START_TEST(input_from_pipes)
+{
+    const char *dir = scratch_dir();
+    char a[512], b[512], bin[512], vbin[512];
+    snprintf(a, sizeof a, "%s/a.mtx", dir);
+    snprintf(b, sizeof b, "%s/b.mtx", dir);
+    snprintf(bin, sizeof bin, "%s/a.bin", dir);
+    snprintf(vbin, sizeof vbin, "%s/b.bin", dir);
+    kr_ctx *ctx = kt_cpu();
+    kr_csr A;
+    ck_assert_int_eq(kr_generate(ctx, "poisson2d:12", &A), KR_OK);
+    ck_assert_int_eq(kr_write_mtx(ctx, a, &A), KR_OK);
+    ck_assert_int_eq(kr_write_petsc_mat(ctx, bin, &A), KR_OK);
+    double ones[144];
+    for (int i = 0; i < 144; i++)
+        ones[i] = 1.0;
+    ck_assert_int_eq(kr_write_dense_mtx(ctx, b, 144, 1, ones), KR_OK);
+    ck_assert_int_eq(kr_write_petsc_vec(ctx, vbin, 144, ones), KR_OK);
+    kr_csr_free(&A);
+    kr_ctx_destroy(ctx);
+    const char *forms[] = {
+        "cat '%1$s' | '%2$s' solve /dev/stdin --method cg",
+        "cat '%1$s' | '%2$s' solve - --method cg",
+        "'%2$s' solve <(cat '%1$s') --method cg",
+        "gzip -c '%1$s' | '%2$s' solve - --method cg",
+        "cat '%3$s' | '%2$s' solve - --method cg",
+        "gzip -c '%3$s' | '%2$s' solve /dev/stdin --method cg",
+        "cat '%4$s' | '%2$s' solve '%1$s' -b - --method cg",
+        "cat '%5$s' | '%2$s' solve '%3$s' -b /dev/stdin --method cg",
+    };
+    for (size_t k = 0; k < sizeof forms / sizeof *forms; k++) {
+        char cmd[4096];
+        snprintf(cmd, sizeof cmd, forms[k], a, kt_krylov_bin(), bin, b, vbin);
+        run_out r = kt_command("", "bash", dir, "-c \"%s\"", cmd);
+        ck_assert_msg(r.rc == 0, "%s: rc %d: %s", cmd, r.rc, r.err);
+        ck_assert_msg(strstr(r.out, "CONVERGED_"), "%s: %s", cmd, r.out);
+        ck_assert_int_eq((int)report_num(r.out, "rows (n):"), 144);
+        kt_output_free(&r);
+    }
+    /* A PETSc matrix written little-endian is named as such. */
+    unsigned char le[32] = {0};
+    int32_t h[4] = {1211216, 1, 1, 1};
+    memcpy(le, h, 16);
+    FILE *f = fopen(bin, "wb");
+    ck_assert(f && fwrite(le, 1, 32, f) == 32 && fclose(f) == 0);
+    run_out r = krylov(dir, "solve %s", bin);
+    ck_assert_int_eq(r.rc, 3);
+    ck_assert_msg(strstr(r.err, "little-endian"), "%s", r.err);
+    kt_output_free(&r);
 }
 END_TEST
 
@@ -921,6 +981,7 @@ int main(void)
     tcase_add_test(tc, usage_errors_exit_2);
     tcase_add_test(tc, unknown_names_list_choices);
     tcase_add_test(tc, malformed_files_exit_3);
+    tcase_add_test(tc, input_from_pipes);
     tcase_add_test(tc, wrong_rhs_length_exit_3);
     tcase_add_test(tc, zero_diagonal_jacobi_exit_3);
     tcase_add_test(tc, cuda_not_built_exit_4);

@@ -2,6 +2,7 @@
  * it denotes, malformed files rejected with their status and "FILE:LINE",
  * bitwise round trips, all-or-nothing writes, and the shared real
  * matrices checked against an independent scan of their text. */
+#include "io/read.h"
 #include "testutil.h"
 
 #include <dirent.h>
@@ -94,11 +95,11 @@ END_TEST
 
 START_TEST(read_symmetric)
 {
-    /* Lower triangle, one upper-triangle entry (mirrored too), and a
-     * diagonal that must be stored once. */
+    /* Lower triangle, mirrored, and a diagonal that must be stored once
+     * (an entry above the diagonal is refused: read_malformed). */
     const double want[] = {4, -1, 0.5, -1, 5, -2, 0.5, -2, 0};
     read_expect("%%MatrixMarket matrix coordinate real symmetric\n"
-                "3 3 5\n1 1 4\n2 1 -1\n3 2 -2\n2 2 5\n1 3 0.5\n",
+                "3 3 5\n1 1 4\n2 1 -1\n3 2 -2\n2 2 5\n3 1 0.5\n",
                 3, 3, 8, want);
     const double wp[] = {1, 1, 1, 0};
     read_expect("%%MatrixMarket matrix coordinate pattern symmetric\n"
@@ -147,10 +148,11 @@ START_TEST(read_duplicates_summed)
     read_expect("%%MatrixMarket matrix coordinate real general\n"
                 "2 2 4\n1 1 1\n1 1 2.5\n2 2 1\n1 1 -0.5\n",
                 2, 2, 2, want);
-    /* (2,1) and (1,2) of a symmetric file are the same entry twice. */
+    /* (2,1) twice in a symmetric file: one entry, summed, then mirrored
+     * ((1,2) beside it is refused: read_malformed). */
     const double ws[] = {0, 3, 3, 0};
     read_expect("%%MatrixMarket matrix coordinate real symmetric\n"
-                "2 2 2\n2 1 1\n1 2 2\n",
+                "2 2 2\n2 1 1\n2 1 2\n",
                 2, 2, 2, ws);
 }
 END_TEST
@@ -441,6 +443,29 @@ static const bad_case bad_cases[] = {
     {HA "2 2\n1 2\n3\n4\n", KR_ERR_FORMAT, 3, "expected 1 number"},
     {HA "2 2\n1\n2\n3\n4\n5\n", KR_ERR_FORMAT, 7, "more values"},
     {H "\r\n% c\r\n10 10 1\r\n\r\n1 x 1\r\n", KR_ERR_FORMAT, 6, "'x'"},
+    /* issue 16, item 7: one triangle only, an entry and its mirror */
+    {HS "3 3 1\n1 3 1\n", KR_ERR_FORMAT, 3, "(1, 3) is above the diagonal"},
+    {HS "2 2 2\n2 1 1\n1 2 2\n", KR_ERR_FORMAT, 4, "mirror (2, 1)"},
+    {"%%MatrixMarket matrix coordinate real skew-symmetric\n3 3 1\n"
+     "2 3 1\n",
+     KR_ERR_FORMAT, 3, "skew-symmetric file stores the lower"},
+    /* item 12: the number in the file, not a clamped one, and no overflow */
+    {HS "4 4 4611686018427387904\n1 1 1\n", KR_ERR_UNSUPPORTED, 2,
+     "4611686018427387904 entries"},
+    {HS "4 4 99999999999999999999999\n1 1 1\n", KR_ERR_UNSUPPORTED, 2,
+     "99999999999999999999999 entries"},
+    {H "3000000000000000000000 3 1\n1 1 1\n", KR_ERR_UNSUPPORTED, 2,
+     "3000000000000000000000 rows"},
+    /* item 13: decimal values only; no silent underflow to zero */
+    {H "10 10 1\n1 1 0x1p3\n", KR_ERR_FORMAT, 3, "'0x1p3' is not a number"},
+    {H "10 10 1\n1 1 0x10\n", KR_ERR_FORMAT, 3, "'0x10' is not a number"},
+    {H "10 10 1\n1 1 infinity\n", KR_ERR_FORMAT, 3, "not finite"},
+    {H "10 10 1\n1 1 .\n", KR_ERR_FORMAT, 3, "'.' is not a number"},
+    {H "10 10 1\n1 1 1e-400\n", KR_ERR_FORMAT, 3, "'1e-400' underflows"},
+    {HA "1 1\n-0.0001e-330\n", KR_ERR_FORMAT, 3, "underflows"},
+    {"\xEF\xBB\xBF"
+     "3 3 1\n1 1 1\n",
+     KR_ERR_FORMAT, 1, "banner"},
 };
 
 START_TEST(read_malformed)
@@ -473,6 +498,79 @@ START_TEST(read_malformed)
                       kr_ctx_error(ctx));
         ck_assert_ptr_null(D);
     }
+}
+END_TEST
+
+/* Values that are decimal, subnormal (not zero) or an exact zero are
+ * kept; a UTF-8 byte-order mark before the banner is skipped. */
+START_TEST(read_decimal_forms_and_bom)
+{
+    const double want[] = {1e-310, 0, 0, -0.0, 0, 0, 0, 0, 250};
+    read_expect("\xEF\xBB\xBF%%MatrixMarket matrix coordinate real general\n"
+                "3 3 3\n1 1 1e-310\n2 1 -0.0e-999\n3 3 +2.5E2\n",
+                3, 3, 3, want);
+}
+END_TEST
+
+/* KR_READ_SYSTEM (krylov solve): a square, non-empty matrix without an
+ * empty row; a file that proves an empty row by its size line alone is
+ * refused before its rows are allocated (2e9 rows would take 8 GB). */
+START_TEST(read_system_refusals)
+{
+    static const struct {
+        const char *text, *needle;
+    } cases[] = {
+        {H "2000000000 2000000000 3\n1 1 1\n2 2 1\n3 3 1\n",
+         ":2: 2000000000 rows but only 3 entries"},
+        {HS "5 5 2\n1 1 1\n5 1 1\n", ":2: 5 rows but only 2 entries"},
+        {H "2 3 2\n1 1 1\n2 2 1\n", ":2: the matrix is 2 x 3"},
+        {H "0 0 0\n", ":2: the matrix is 0 x 0"},
+        {HA "0 0\n", ":2: the matrix is 0 x 0"},
+    };
+    const char *dir = kt_tmpdir();
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const char *path = kt_write_file(dir, "s.mtx", cases[c].text);
+        kr_csr A;
+        kr_status st = kr_read_matrix_path(ctx, path, KR_READ_SYSTEM, &A);
+        ck_assert_msg(st == KR_ERR_FORMAT, "case %zu: %s (%s)", c,
+                      kr_status_name(st), kr_ctx_error(ctx));
+        ck_assert_msg(strstr(kr_ctx_error(ctx), cases[c].needle),
+                      "case %zu: '%s' lacks '%s'", c, kr_ctx_error(ctx),
+                      cases[c].needle);
+        ck_assert_ptr_null(A.rowptr);
+    }
+    /* Without the flag, a file with empty rows or none is a matrix; with
+     * it, an empty row the size line does not prove is the solve's. */
+    const char *path = kt_write_file(dir, "e.mtx", H "3 3 1\n1 1 1\n");
+    kr_csr A;
+    ck_assert_int_eq(kr_read_matrix_path(ctx, path, 0, &A), KR_OK);
+    ck_assert_int_eq(A.nnz, 1);
+    kr_csr_free(&A);
+    path = kt_write_file(dir, "f.mtx", H "3 3 3\n1 1 1\n2 2 1\n2 1 1\n");
+    ck_assert_int_eq(kr_read_matrix_path(ctx, path, KR_READ_SYSTEM, &A), KR_OK);
+    kr_csr_free(&A);
+}
+END_TEST
+
+/* Sizes from a file are checked against the memory available before
+ * anything is allocated for them; the refusal gives the bytes needed and
+ * available. (32-bit indices cap what a file can ask for at about 16 GB,
+ * so the check itself is called here with a larger need.) */
+START_TEST(read_memory_estimated_first)
+{
+    ck_assert_int_eq(kr_io_check_memory(ctx, "f.mtx:2", 1e18, "a matrix"),
+                     KR_ERR_NOMEM);
+    const char *msg = kr_ctx_error(ctx);
+    ck_assert_msg(strstr(msg, "f.mtx:2: a matrix needs 1000000000.00 GB") &&
+                      strstr(msg, "available"),
+                  "%s", msg);
+    ck_assert_int_eq(kr_io_check_memory(ctx, "f.mtx:2", 1e6, "a matrix"),
+                     KR_OK);
+    const char *path = kt_write_file(
+        kt_tmpdir(), "h.mtx", H "2000000000 2000000000 2000000000\n1 1 1\n");
+    kr_csr A;
+    ck_assert_int_eq(kr_read_mtx(ctx, path, &A), KR_ERR_FORMAT); /* bytes */
+    ck_assert_ptr_nonnull(strstr(kr_ctx_error(ctx), "h.mtx:2: "));
 }
 END_TEST
 
@@ -786,6 +884,9 @@ static Suite *io_suite(void)
     tcase_add_test(t, read_upper_case_banner);
     tcase_add_test(t, read_explicit_zeros_kept);
     tcase_add_test(t, read_empty_and_1x1);
+    tcase_add_test(t, read_decimal_forms_and_bom);
+    tcase_add_test(t, read_system_refusals);
+    tcase_add_test(t, read_memory_estimated_first);
     tcase_add_test(t, read_unsorted_long_rows);
     tcase_add_test(t, read_nul_byte);
     tcase_add_test(t, read_gzip);

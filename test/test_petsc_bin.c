@@ -339,7 +339,7 @@ START_TEST(bad_contents_rejected)
                 "No such file or directory");
     expect_fail(ctx, "no/such/dir/b.bin", 1, KR_ERR_IO,
                 "No such file or directory");
-    expect_fail(ctx, dir, 0, KR_ERR_IO, "not a regular file");
+    expect_fail(ctx, dir, 0, KR_ERR_IO, "Is a directory");
     kr_ctx_destroy(ctx);
 }
 END_TEST
