@@ -34,6 +34,8 @@ for f in .matrices/*.mtx.gz; do
     [ -f "${f%.gz}" ] || gunzip -kf "$f"
 done
 export KRYLOV_MATRICES="$PWD/.matrices"
+# The graphs of ../shared/graphs, gzipped as they are, when carried in .graphs
+[ -d .graphs ] && export KRYLOV_GRAPHS="$PWD/.graphs"
 # The GPU machine has no PETSc: the PETSc comparison is not run there (its
 # tests skip visibly without krylov-petsc; CI runs them).
 build=${BUILD:-build}
@@ -126,7 +128,7 @@ sanitize_one() {
     prog=$2
     log="$OUT/sanitize-$tool-$prog.log"
     start=$(date +%s)
-    CK_FORK=no KRYLOV_BIN="$build/krylov" timeout "${SANITIZE_TIMEOUT:-150}" \
+    CK_FORK=no KRYLOV_BIN="$PWD/$build/krylov" timeout "${SANITIZE_TIMEOUT:-150}" \
         "$sanitizer" --tool "$tool" --error-exitcode 99 \
         "$build/test/$prog" >"$log" 2>&1
     rc=$?
@@ -171,13 +173,17 @@ part_sanitize() {
         echo "| tool | program | exit | errors | hazards | seconds | tests |"
         echo "|---|---|---|---|---|---|---|"
     } >"$sum"
-    for prog in test_gpu test_gje_batch test_bjacobi test_bjacobi_cond \
-        test_vsr test_ellr test_auto test_solvers test_breakdown; do
+    # SANITIZE_MEMCHECK and SANITIZE_RACE name other programs (empty: none),
+    # so that the whole set can be split over two device calls.
+    for prog in ${SANITIZE_MEMCHECK-test_gpu test_gje_batch test_bjacobi \
+        test_bjacobi_cond test_vsr test_ellr test_auto test_solvers \
+        test_breakdown test_ksp test_graph test_allocfail}; do
         [ -x "$build/test/$prog" ] && sanitize_one memcheck "$prog"
     done
     # Shared memory and warp-synchronous code: the batched Gauss-Jordan
-    # kernels, VSR's segmented scan, the reductions (test_gpu).
-    for prog in test_gje_batch test_vsr test_gpu; do
+    # kernels, VSR's segmented scan, the reductions (test_gpu), the
+    # reachability index's level sweeps and query bits (test_graph).
+    for prog in ${SANITIZE_RACE-test_gje_batch test_vsr test_gpu test_graph}; do
         [ -x "$build/test/$prog" ] || continue
         sanitize_one racecheck "$prog"
         sanitize_one synccheck "$prog"

@@ -134,12 +134,14 @@ static kr_status run_scenario(const scenario *sc, long *device_left)
 {
     kr_ctx *ctx = NULL;
     kr_status st = kr_ctx_create(&ctx, sc->device);
+    /* what the context holds itself (its scratch) is not the scenario's */
+    long own = ctx ? (long)ctx->device_bytes : 0;
     if (st == KR_OK) st = kr_ctx_set_threads(ctx, 1);
     if (st == KR_OK) st = sc->run(sc, ctx);
     /* kr_ctx_create's own failure has no context to hold a message */
     snprintf(last_error, sizeof last_error, "%s",
              ctx ? kr_ctx_error(ctx) : "(no context)");
-    *device_left = ctx ? (long)ctx->device_bytes : 0;
+    *device_left = ctx ? (long)ctx->device_bytes - own : 0;
     kr_ctx_destroy(ctx);
     return st;
 }
