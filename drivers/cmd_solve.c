@@ -414,7 +414,8 @@ static int setup(solve_run *r)
     kr_status st = kr_matrix_create(r->ctx, &r->A, r->o->format, &r->M);
     double t1 = kr_wtime();
     if (st == KR_OK)
-        st = kr_precond_create_opts(r->ctx, &r->A, r->o->precond, &po, &r->P);
+        st = kr_precond_create_matrix(r->ctx, r->M, &r->A, r->o->precond, &po,
+                                      &r->P);
     double t2 = kr_wtime();
     r->matrix_seconds = t1 - t0;
     r->precond_seconds = t2 - t1;
