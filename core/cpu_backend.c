@@ -421,6 +421,44 @@ static kr_status cpu_axpy_dots(kr_ctx *ctx, int32_t n, double a,
     return KR_OK;
 }
 
+static kr_status cpu_cg_alpha(kr_ctx *ctx, int32_t n, const double *p,
+                              const double *q, kr_cg_dev *s)
+{
+    if (s->stop) return KR_OK;
+    const double *ps[1] = {p}, *qs[1] = {q};
+    double pq;
+    KR_TRY(cpu_dots(ctx, n, 1, ps, qs, &pq));
+    kr_cg_dev_alpha(s, pq);
+    return KR_OK;
+}
+
+static kr_status cpu_cg_update(kr_ctx *ctx, int32_t n, const double *p,
+                               const double *q, double *x, double *r,
+                               const double *d, double *z, kr_cg_dev *s)
+{
+    if (s->stop) return KR_OK;
+    double rz_rr[2];
+    KR_TRY(cpu_xr_update(ctx, n, s->alpha, p, q, x, r, d, z, rz_rr));
+    kr_cg_dev_update(s, rz_rr[0], rz_rr[1]);
+    return KR_OK;
+}
+
+static kr_status cpu_cg_direction(kr_ctx *ctx, int32_t n, const double *z,
+                                  double *p, kr_cg_dev *s)
+{
+    if (s->stop) return KR_OK;
+    return cpu_axpby(ctx, n, 1.0, z, s->beta, p);
+}
+
+static kr_status cpu_replay(kr_ctx *ctx, void **slot,
+                            kr_status (*fn)(void *arg), void *arg)
+{
+    (void)ctx, (void)slot;
+    return fn(arg);
+}
+
+static void cpu_replay_free(kr_ctx *ctx, void *slot) { (void)ctx, (void)slot; }
+
 static kr_status cpu_fill_random(kr_ctx *ctx, int32_t n, uint64_t seed,
                                  double *x)
 {
@@ -461,6 +499,11 @@ static const kr_backend_ops cpu_ops = {
     .gemv_n = cpu_gemv_n,
     .xr_update = cpu_xr_update,
     .axpy_dots = cpu_axpy_dots,
+    .cg_alpha = cpu_cg_alpha,
+    .cg_update = cpu_cg_update,
+    .cg_direction = cpu_cg_direction,
+    .replay = cpu_replay,
+    .replay_free = cpu_replay_free,
     .fill_random = cpu_fill_random,
     .time_runs = cpu_time_runs,
 };

@@ -399,6 +399,181 @@ static kr_status cu_axpy_dots(kr_ctx *ctx, int32_t n, double a, const double *x,
     return cu_download(ctx, out, st->d_scratch, (size_t)k * sizeof(double));
 }
 
+/* ---------------------------------------- CG with device scalars */
+
+/* Grid-wide reductions in one launch: each block writes its partial sums,
+ * and the last block to finish (counted in s->ticket) adds them up in the
+ * order k_dots_final does, so results equal those of the two-launch
+ * reduction bit for bit. Returns 1 in every thread of the last block. */
+__device__ int last_block(uint32_t *ticket)
+{
+    __shared__ int last;
+    __threadfence(); /* the partial sums are visible before the count */
+    __syncthreads();
+    if (threadIdx.x == 0) last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+    __syncthreads();
+    if (last && threadIdx.x == 0) *ticket = 0;
+    return last;
+}
+
+/* sum of partial[0..nb) as k_dots_final's block does it (valid in thread
+ * 0); __ldcg reads past L1, which may hold no other block's writes */
+__device__ double final_sum(int nb, const double *partial, double *sh)
+{
+    double v = 0.0;
+    for (int i = threadIdx.x; i < nb; i += blockDim.x)
+        v += __ldcg(partial + i);
+    return block_sum(v, sh);
+}
+
+__global__ void k_cg_alpha(int32_t n, const double *__restrict__ p,
+                           const double *__restrict__ q, kr_cg_dev *s,
+                           double *partial)
+{
+    __shared__ double sh[BLOCK / 32];
+    if (s->stop) return;
+    double v = 0.0;
+    GRID_STRIDE(i, n) v += p[i] * q[i];
+    v = block_sum(v, sh);
+    if (threadIdx.x == 0) partial[blockIdx.x] = v;
+    if (!last_block(&s->ticket)) return;
+    v = final_sum(gridDim.x, partial, sh);
+    if (threadIdx.x == 0) kr_cg_dev_alpha(s, v);
+}
+
+__global__ void k_cg_update(int32_t n, const double *__restrict__ p,
+                            const double *__restrict__ q, double *x, double *r,
+                            const double *__restrict__ d, double *z,
+                            kr_cg_dev *s, double *partial)
+{
+    __shared__ double sh[BLOCK / 32];
+    if (s->stop) return;
+    double a = s->alpha, rz = 0.0, rr = 0.0;
+    GRID_STRIDE(i, n)
+    {
+        x[i] += a * p[i];
+        double ri = r[i] - a * q[i];
+        r[i] = ri;
+        double zi = ri;
+        if (d) {
+            zi = d[i] * ri;
+            z[i] = zi;
+        }
+        rz += ri * zi;
+        rr += ri * ri;
+    }
+    rz = block_sum(rz, sh);
+    rr = block_sum(rr, sh);
+    if (threadIdx.x == 0) {
+        partial[blockIdx.x] = rz;
+        partial[gridDim.x + blockIdx.x] = rr;
+    }
+    if (!last_block(&s->ticket)) return;
+    rz = final_sum(gridDim.x, partial, sh);
+    rr = final_sum(gridDim.x, partial + gridDim.x, sh);
+    if (threadIdx.x == 0) kr_cg_dev_update(s, rz, rr);
+}
+
+__global__ void k_cg_direction(int32_t n, const double *__restrict__ z,
+                               double *p, const kr_cg_dev *s)
+{
+    if (s->stop) return;
+    double b = s->beta;
+    GRID_STRIDE(i, n) p[i] = 1.0 * z[i] + b * p[i];
+}
+
+static int red_blocks(int32_t n)
+{
+    int nb = kr_grid(n, BLOCK);
+    return nb > MAX_RED_BLOCKS ? MAX_RED_BLOCKS : nb;
+}
+
+static kr_status cu_cg_alpha(kr_ctx *ctx, int32_t n, const double *p,
+                             const double *q, kr_cg_dev *s)
+{
+    kr_cuda_state *st = kr_cuda(ctx);
+    k_cg_alpha<<<red_blocks(n), BLOCK, 0, st->stream>>>(
+        n, p, q, s, st->d_scratch + KR_MAX_DOTS);
+    KR_LAUNCH_CHECK(ctx);
+    return KR_OK;
+}
+
+static kr_status cu_cg_update(kr_ctx *ctx, int32_t n, const double *p,
+                              const double *q, double *x, double *r,
+                              const double *d, double *z, kr_cg_dev *s)
+{
+    kr_cuda_state *st = kr_cuda(ctx);
+    k_cg_update<<<red_blocks(n), BLOCK, 0, st->stream>>>(
+        n, p, q, x, r, d, z, s, st->d_scratch + KR_MAX_DOTS);
+    KR_LAUNCH_CHECK(ctx);
+    return KR_OK;
+}
+
+static kr_status cu_cg_direction(kr_ctx *ctx, int32_t n, const double *z,
+                                 double *p, kr_cg_dev *s)
+{
+    LAUNCH(ctx, n, k_cg_direction, n, z, p, s);
+    return KR_OK;
+}
+
+/* ------------------------------------------------------ graph replay */
+
+/* A slot holds the instantiated graph, or NO_GRAPH once capture failed. */
+typedef struct replay_graph {
+    cudaGraphExec_t exec;
+} replay_graph;
+
+static char no_graph_mark;
+#define NO_GRAPH ((void *)&no_graph_mark)
+
+/* Captures fn's work on the stream; NULL when it cannot be captured (the
+ * work is then not run: the caller runs fn directly). */
+static replay_graph *capture(kr_ctx *ctx, kr_status (*fn)(void *), void *arg)
+{
+    cudaStream_t s = kr_cuda(ctx)->stream;
+    if (cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal) !=
+        cudaSuccess) {
+        cudaGetLastError();
+        return NULL;
+    }
+    kr_status fs = fn(arg);
+    cudaGraph_t g = NULL;
+    cudaError_t e = cudaStreamEndCapture(s, &g);
+    replay_graph *rg = NULL;
+    if (fs == KR_OK && e == cudaSuccess && g) {
+        rg = (replay_graph *)calloc(1, sizeof *rg);
+        if (rg && cudaGraphInstantiate(&rg->exec, g, 0) != cudaSuccess) {
+            free(rg);
+            rg = NULL;
+        }
+    }
+    if (g) cudaGraphDestroy(g);
+    cudaGetLastError(); /* a failed capture leaves its error behind */
+    return rg;
+}
+
+static kr_status cu_replay(kr_ctx *ctx, void **slot, kr_status (*fn)(void *arg),
+                           void *arg)
+{
+    if (!*slot) {
+        replay_graph *rg = capture(ctx, fn, arg);
+        *slot = rg ? (void *)rg : NO_GRAPH;
+    }
+    if (*slot == NO_GRAPH) return fn(arg);
+    replay_graph *rg = (replay_graph *)*slot;
+    KR_CUDA_TRY(ctx, cudaGraphLaunch(rg->exec, kr_cuda(ctx)->stream));
+    return KR_OK;
+}
+
+static void cu_replay_free(kr_ctx *ctx, void *slot)
+{
+    (void)ctx;
+    if (!slot || slot == NO_GRAPH) return;
+    replay_graph *rg = (replay_graph *)slot;
+    cudaGraphExecDestroy(rg->exec);
+    free(rg);
+}
+
 /* h = V^T w for a tall, thin V: cuBLAS's transposed gemv gives such a
  * shape too few blocks, so this is the two-stage reduction of `dots`,
  * GEMV_T_COLS columns per pass over w. */
@@ -536,6 +711,11 @@ static kr_backend_ops make_ops(void)
     o.gemv_n = cu_gemv_n;
     o.xr_update = cu_xr_update;
     o.axpy_dots = cu_axpy_dots;
+    o.cg_alpha = cu_cg_alpha;
+    o.cg_update = cu_cg_update;
+    o.cg_direction = cu_cg_direction;
+    o.replay = cu_replay;
+    o.replay_free = cu_replay_free;
     o.fill_random = cu_fill_random;
     o.time_runs = cu_time_runs;
     return o;

@@ -2,12 +2,25 @@
  * One iteration: q = A p; alpha = rho / (p.q); x += alpha p, r -= alpha q,
  * z = M^-1 r, rho' = r.z and ||r||^2 (one pass when M is diagonal, else
  * three); p = z + (rho'/rho) p. The residual tested is the unpreconditioned
- * r. With a diagonal M an iteration is four kernels: SpMV, p.q, the fused
- * update and the p update. */
+ * r.
+ *
+ * With a diagonal M (Jacobi, or none) the scalars stay in backend memory
+ * (kr_cg_dev, core/backend.h): an iteration is four kernels (SpMV, p.q with
+ * alpha, the fused update with its norms and the stopping test, the p
+ * update) and no host round trip. The host enqueues a batch of iterations
+ * (1, 2, 4, ... up to KR_BATCH_MAX; one at a time when a monitor is set,
+ * since a monitor may stop the solve), then reads back the residual norms
+ * of the batch and runs the stopping test, history and monitor on each, as
+ * a per-iteration run would. An iteration after the device's own stopping
+ * test fired does nothing, so x, the reason and the iteration count are
+ * those of the per-iteration run. On the GPU, full batches after the first
+ * two are replayed from a CUDA graph captured once per run. Other
+ * preconditioners take the per-iteration path (cg_iterate). */
 #include "core/error.h"
 #include "solver/solver.h"
 
 #include <math.h>
+#include <string.h>
 
 enum { R, Z, P, Q, NWORK };
 
@@ -31,6 +44,11 @@ static kr_status cg_update(kr_solve_args *a, double alpha, const double *p,
     return ctx->ops->dots(ctx, a->n, 2, xs, ys, rz_rr);
 }
 
+_Static_assert(sizeof(kr_cg_dev) <= KR_DSTATE_BYTES, "kr_cg_dev fits dstate");
+
+static kr_status cg_device_loop(kr_solve_args *a, kr_result *res, double *w,
+                                const double *d, double rho);
+
 static kr_status cg_iterate(kr_solve_args *a, kr_result *res, double *w)
 {
     kr_ctx *ctx = a->ctx;
@@ -48,6 +66,11 @@ static kr_status cg_iterate(kr_solve_args *a, kr_result *res, double *w)
     res->reason = kr_solver_check(a, res, 0, sqrt(rz_rr[1]));
     KR_TRY(op->copy(ctx, p, z, (size_t)n * 8));
     double rho = rz_rr[0];
+    const double *d;
+    if (res->reason == KR_ITERATING && op->cg_alpha && a->dstate &&
+        !(rho < 0 || !isfinite(rho)) && a->P->ops->diagonal &&
+        a->P->ops->diagonal(a->P->impl, &d))
+        return cg_device_loop(a, res, w, d, rho);
     for (int it = 1; res->reason == KR_ITERATING; it++) {
         if (rho < 0 || !isfinite(rho)) {
             res->reason = isfinite(rho) ? KR_DIVERGED_INDEFINITE_PC
@@ -73,6 +96,134 @@ static kr_status cg_iterate(kr_solve_args *a, kr_result *res, double *w)
         KR_TRY(op->axpby(ctx, n, 1.0, zk, beta, p));
     }
     return KR_OK;
+}
+
+/* One batch of device iterations: what the backend enqueues or replays. */
+typedef struct cg_batch {
+    kr_solve_args *a;
+    double *r, *z, *p, *q;
+    const double *d, *zk; /* the diagonal (NULL: identity), z or r */
+    kr_cg_dev *s;         /* backend memory */
+    int nb;
+} cg_batch;
+
+static kr_status cg_enqueue(void *arg)
+{
+    cg_batch *c = arg;
+    kr_solve_args *a = c->a;
+    kr_ctx *ctx = a->ctx;
+    const kr_backend_ops *op = ctx->ops;
+    for (int i = 0; i < c->nb; i++) {
+        KR_TRY(kr_spmv(a, 1.0, c->p, 0.0, c->q));
+        KR_TRY(op->cg_alpha(ctx, a->n, c->p, c->q, c->s));
+        KR_TRY(
+            op->cg_update(ctx, a->n, c->p, c->q, a->x, c->r, c->d, c->z, c->s));
+        KR_TRY(op->cg_direction(ctx, a->n, c->zk, c->p, c->s));
+    }
+    return KR_OK;
+}
+
+/* How the device stopped: 0 it did not; 1 for a reason of CG's own (rho,
+ * p.q), set in *why as the per-iteration loop would; -1 its stopping test
+ * fired, which the host's test must have seen too. */
+static int device_stop(const kr_cg_dev *s, kr_reason *why)
+{
+    switch (s->stop) {
+    case KR_DEV_RUNNING: return 0;
+    case KR_DEV_STOP_RHO:
+        *why =
+            isfinite(s->rho) ? KR_DIVERGED_INDEFINITE_PC : KR_DIVERGED_NANORINF;
+        return 1;
+    case KR_DEV_STOP_PQ:
+        *why = !isfinite(s->pq) ? KR_DIVERGED_NANORINF
+               : s->rho == 0    ? KR_DIVERGED_BREAKDOWN
+                                : KR_DIVERGED_INDEFINITE_MAT;
+        return 1;
+    default: return -1;
+    }
+}
+
+/* Runs the host's stopping test on the norms of the iterations the last
+ * batch did (from *done on), iteration numbers from *it on. */
+static kr_status cg_account(kr_solve_args *a, kr_result *res,
+                            const kr_cg_dev *hs, int *done, int *it)
+{
+    int got = hs->done - *done;
+    for (int i = 0; i < got && res->reason == KR_ITERATING; i++) {
+        /* an interrupt is seen at the last iteration the device made */
+        a->defer_interrupt = i + 1 < got;
+        double rn = hs->rnorm[(*done + i) % KR_BATCH_MAX];
+        res->reason = kr_solver_check(a, res, ++*it, rn);
+        a->defer_interrupt = 0;
+        if (res->reason != KR_ITERATING && i + 1 < got)
+            return kr_fail(a->ctx, KR_ERR_DEVICE,
+                           "cg: the host stopped at iteration %d, the "
+                           "device ran on (internal error)",
+                           a->it0 + *it);
+    }
+    *done = hs->done;
+    if (res->reason != KR_ITERATING) return KR_OK;
+    kr_reason why;
+    int stop = device_stop(hs, &why);
+    if (stop < 0)
+        return kr_fail(a->ctx, KR_ERR_DEVICE,
+                       "cg: the device stopped at iteration %d, the host "
+                       "test did not (internal error)",
+                       a->it0 + *it);
+    if (stop > 0) res->reason = why;
+    return KR_OK;
+}
+
+/* The device state at the start of the loop: rho of the start-up, and the
+ * thresholds of kr_solver_check (the same products, so the same doubles). */
+static void cg_dev_init(const kr_solve_args *a, double rho, kr_cg_dev *hs)
+{
+    const kr_solve_options *o = a->opt;
+    memset(hs, 0, sizeof *hs);
+    hs->rho = rho;
+    hs->atol = o->atol;
+    hs->rtol_b = o->rtol * a->bnorm;
+    double ref = a->bnorm > a->r0norm ? a->bnorm : a->r0norm;
+    hs->div = o->dtol > 0 ? o->dtol * ref : INFINITY;
+}
+
+/* The iterations after the start-up, with the scalars on the device. */
+static kr_status cg_device_loop(kr_solve_args *a, kr_result *res, double *w,
+                                const double *d, double rho)
+{
+    kr_ctx *ctx = a->ctx;
+    const kr_backend_ops *op = ctx->ops;
+    int32_t n = a->n;
+    cg_batch c = {.a = a,
+                  .r = KR_WORK(w, n, R),
+                  .z = KR_WORK(w, n, Z),
+                  .p = KR_WORK(w, n, P),
+                  .q = KR_WORK(w, n, Q),
+                  .d = d,
+                  .s = a->dstate};
+    c.zk = d ? c.z : c.r;
+    kr_cg_dev hs;
+    cg_dev_init(a, rho, &hs);
+    KR_TRY(op->upload(ctx, c.s, &hs, sizeof hs));
+    /* a graph is replayed only for the library's own operators: a user's
+     * callback may do what a capture cannot */
+    int graph = !kr_matrix_is_user(a->A) && !kr_precond_is_user(a->P);
+    void *slot = NULL;
+    int it = 0, done = 0, batch = 1, full = 0;
+    kr_status st = KR_OK;
+    while (st == KR_OK && res->reason == KR_ITERATING) {
+        int left = a->opt->maxit - (a->it0 + it);
+        c.nb = batch < left ? batch : left;
+        if (graph && c.nb == KR_BATCH_MAX && ++full > 2)
+            st = op->replay(ctx, &slot, cg_enqueue, &c);
+        else
+            st = cg_enqueue(&c);
+        if (st == KR_OK) st = op->download(ctx, &hs, c.s, sizeof hs);
+        if (st == KR_OK) st = cg_account(a, res, &hs, &done, &it);
+        if (!a->opt->monitor && batch < KR_BATCH_MAX) batch *= 2;
+    }
+    op->replay_free(ctx, slot);
+    return st;
 }
 
 static kr_status cg_solve(kr_solve_args *a, kr_result *res)

@@ -20,8 +20,10 @@ void kr_ksp_init(kr_ksp *k, kr_ctx *ctx)
 static void free_work(kr_ksp *k)
 {
     kr_dev_free(k->ctx, k->work);
+    kr_dev_free(k->ctx, k->dstate);
     free(k->hwork);
     k->work = k->hwork = NULL;
+    k->dstate = NULL;
     k->nvec = 0;
     k->n = 0;
     k->nhost = 0;
@@ -158,10 +160,16 @@ kr_status kr_ksp_setup(kr_ksp *k)
         return KR_OK;
     free_work(k);
     KR_TRY(kr_dev_zeros(k->ctx, (size_t)nvec * (size_t)n, &k->work));
-    k->hwork = calloc(nhost + 1, sizeof *k->hwork);
-    if (!k->hwork) {
+    double *ds = NULL;
+    kr_status st = kr_dev_zeros(k->ctx, KR_DSTATE_BYTES / sizeof(double), &ds);
+    k->dstate = ds;
+    if (st == KR_OK) {
+        k->hwork = calloc(nhost + 1, sizeof *k->hwork);
+        if (!k->hwork) st = kr_fail(k->ctx, KR_ERR_NOMEM, "out of host memory");
+    }
+    if (st != KR_OK) {
         free_work(k);
-        return kr_fail(k->ctx, KR_ERR_NOMEM, "out of host memory");
+        return st;
     }
     k->nvec = nvec;
     k->n = n;
@@ -188,6 +196,7 @@ kr_status kr_ksp_run(kr_ksp *k, const kr_vec *b, kr_vec *x, kr_result *res)
                        .work = k->work,
                        .hwork = k->hwork,
                        .check = KR_WORK(k->work, k->n, k->nvec - 1),
+                       .dstate = k->dstate,
                        .scale = 1.0};
     double t0 = kr_wtime();
     kr_status st = kr_solver_run(&a, k->method, res);

@@ -17,6 +17,7 @@ struct kr_ksp {
      * then one for the true residual) and nhost host doubles */
     double *work;
     double *hwork;
+    void *dstate; /* KR_DSTATE_BYTES of backend memory: device scalars */
     int nvec;
     int32_t n;
     size_t nhost;

@@ -369,7 +369,8 @@ kr_reason kr_solver_check(kr_solve_args *a, kr_result *res, int it,
     if (!isfinite(rnorm)) return KR_DIVERGED_NANORINF;
     if (kr_solver_converged(a, rnorm))
         return rnorm <= o->atol ? KR_CONVERGED_ATOL : KR_CONVERGED_RTOL;
-    if (stop || (o->interrupt && *o->interrupt)) return KR_INTERRUPTED;
+    if (stop || (o->interrupt && *o->interrupt && !a->defer_interrupt))
+        return KR_INTERRUPTED;
     double ref = a->bnorm > a->r0norm ? a->bnorm : a->r0norm;
     if (o->dtol > 0 && rnorm > o->dtol * ref) return KR_DIVERGED_DTOL;
     if (k >= o->maxit) return KR_DIVERGED_ITS;

@@ -20,20 +20,28 @@ typedef struct kr_solve_args {
     double bnorm;   /* ||b|| of the system the method solves          */
     double bnorm_m; /* ||b|| of the caller's b = bnorm_m * 2^bnorm_e  */
     int bnorm_e;
-    double scale;      /* b and x were scaled by this power of two (1: not
-                          scaled); norms shown to the user are divided by it
-                          (see run_scaled in solve.c) */
-    double r0norm;     /* ||r_0||, set by kr_solver_check at iteration 0 */
-    double run_r0norm; /* ||b - A x|| this run started from (its first
-                          residual, set by kr_solver_check at it = 0) */
-    int it0;           /* iterations done before this run (a restart from x
-                          after a residual gap or a breakdown): methods count
-                          from 0, kr_solver_check numbers from it0 */
-    double *work;      /* the method's work vectors, allocated at setup
-                          (kr_solver_ops.workspace): backend memory */
-    double *hwork;     /* the method's host scratch, allocated at setup */
-    double *check;     /* n doubles for the true residual after a run */
+    double scale;        /* b and x were scaled by this power of two (1: not
+                            scaled); norms shown to the user are divided by it
+                            (see run_scaled in solve.c) */
+    double r0norm;       /* ||r_0||, set by kr_solver_check at iteration 0 */
+    double run_r0norm;   /* ||b - A x|| this run started from (its first
+                            residual, set by kr_solver_check at it = 0) */
+    int it0;             /* iterations done before this run (a restart from x
+                            after a residual gap or a breakdown): methods count
+                            from 0, kr_solver_check numbers from it0 */
+    double *work;        /* the method's work vectors, allocated at setup
+                            (kr_solver_ops.workspace): backend memory */
+    double *hwork;       /* the method's host scratch, allocated at setup */
+    double *check;       /* n doubles for the true residual after a run */
+    void *dstate;        /* KR_DSTATE_BYTES of backend memory for the scalars
+                            a method keeps on the device (kr_cg_dev) */
+    int defer_interrupt; /* 1: kr_solver_check ignores opt->interrupt (an
+                            iteration the device has already gone past) */
 } kr_solve_args;
+
+/* Backend memory a solver object sets aside for a method's device
+ * scalars. */
+#define KR_DSTATE_BYTES 1024
 
 typedef struct kr_solver_ops {
     const char *name;

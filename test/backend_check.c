@@ -259,6 +259,110 @@ static void check_axpy_dots(bufs *b, double tol, int with_w)
     reset(b, 1, 0);
 }
 
+static void cg_state_get(bufs *b, kr_cg_dev *ds, kr_cg_dev *hs)
+{
+    ck_assert_int_eq(b->ctx->ops->download(b->ctx, hs, ds, sizeof *hs), KR_OK);
+}
+
+static void cg_state_put(bufs *b, kr_cg_dev *ds, const kr_cg_dev *hs)
+{
+    ck_assert_int_eq(b->ctx->ops->upload(b->ctx, ds, hs, sizeof *hs), KR_OK);
+}
+
+static int close_to(double got, double want, double tol)
+{
+    return fabs(got - want) <= tol * (1.0 + fabs(want));
+}
+
+/* cg_alpha, cg_update and cg_direction with their scalars in backend
+ * memory, against the host loops: p = d[1], q = d[0] (p.q > 0 with p = q),
+ * x = d[2], r = d[3], the diagonal d[0]; then with the stop set, nothing
+ * moves. The iteration slot wraps (done = KR_BATCH_MAX - 1). */
+static void check_cg_ops(bufs *b, double tol, int identity)
+{
+    kr_ctx *ctx = b->ctx;
+    const kr_backend_ops *op = ctx->ops;
+    int32_t n = b->n;
+    double **h = b->h, *dz, rho = 0.7;
+    kr_cg_dev *ds, hs = {0}, got;
+    ck_assert_int_eq(kr_dev_zeros(ctx, (size_t)n, &dz), KR_OK);
+    ck_assert_int_eq(kr_dev_zeros(ctx, sizeof hs / 8 + 1, (double **)&ds),
+                     KR_OK);
+    hs.rho = rho, hs.div = INFINITY, hs.done = KR_BATCH_MAX - 1;
+    cg_state_put(b, ds, &hs);
+    for (int k = 1; k < 4; k++)
+        reset(b, k, 0);
+    ck_assert_int_eq(op->cg_alpha(ctx, n, b->d[0], b->d[0], ds), KR_OK);
+    cg_state_get(b, ds, &got);
+    double pq = 0.0;
+    for (int32_t i = 0; i < n; i++)
+        pq += h[0][i] * h[0][i];
+    ck_assert_msg(close_to(got.pq, pq, tol), "cg_alpha n=%d: %g vs %g", n,
+                  got.pq, pq);
+    if (n == 0) { /* p.q = 0: no alpha */
+        ck_assert_int_eq(got.stop, KR_DEV_STOP_PQ);
+        kr_dev_free(ctx, ds);
+        kr_dev_free(ctx, dz);
+        return;
+    }
+    ck_assert_int_eq(got.stop, KR_DEV_RUNNING);
+    double alpha = got.alpha, rz = 0.0, rr = 0.0;
+    ck_assert(close_to(alpha, rho / pq, tol));
+    ck_assert_int_eq(op->cg_update(ctx, n, b->d[1], b->d[0], b->d[2], b->d[3],
+                                   identity ? NULL : b->d[0], dz, ds),
+                     KR_OK);
+    for (int32_t i = 0; i < n; i++) {
+        double ri = h[3][i] - alpha * h[0][i];
+        double zi = identity ? ri : h[0][i] * ri;
+        rz += ri * zi, rr += ri * ri;
+        b->ref[i] = h[2][i] + alpha * h[1][i];
+    }
+    expect(b, 2, tol, "cg_update x");
+    cg_state_get(b, ds, &got);
+    ck_assert_int_eq(got.done, KR_BATCH_MAX);
+    ck_assert(close_to(got.rnorm[KR_BATCH_MAX - 1], sqrt(rr), tol));
+    ck_assert_int_eq(got.stop, rz < 0 ? KR_DEV_STOP_RHO : KR_DEV_RUNNING);
+    ck_assert_msg(close_to(got.rho, rz, tol * n) &&
+                      close_to(got.beta, rz / rho, tol * n),
+                  "cg_update n=%d: rho %g vs %g", n, got.rho, rz);
+    got.stop = KR_DEV_RUNNING;
+    cg_state_put(b, ds, &got);
+    ck_assert_int_eq(
+        op->cg_direction(ctx, n, identity ? b->d[3] : dz, b->d[1], ds), KR_OK);
+    for (int32_t i = 0; i < n; i++) {
+        double ri = h[3][i] - alpha * h[0][i];
+        b->ref[i] = (identity ? ri : h[0][i] * ri) + got.beta * h[1][i];
+    }
+    expect(b, 1, tol, "cg_direction p");
+    /* a threshold met: the test fires, beta and rho stay */
+    got.rtol_b = 1e300;
+    cg_state_put(b, ds, &got);
+    ck_assert_int_eq(op->cg_alpha(ctx, n, b->d[0], b->d[0], ds), KR_OK);
+    ck_assert_int_eq(
+        op->cg_update(ctx, n, b->d[1], b->d[0], b->d[2], b->d[3], NULL, dz, ds),
+        KR_OK);
+    cg_state_get(b, ds, &hs);
+    ck_assert_int_eq(hs.stop, KR_DEV_STOP_CHECK);
+    ck_assert_int_eq(hs.done, KR_BATCH_MAX + 1);
+    ck_assert(hs.beta == got.beta && hs.rho == got.rho);
+    /* stopped: every op leaves its outputs alone */
+    for (int k = 1; k < 4; k++)
+        reset(b, k, 0);
+    ck_assert_int_eq(op->cg_alpha(ctx, n, b->d[0], b->d[0], ds), KR_OK);
+    ck_assert_int_eq(
+        op->cg_update(ctx, n, b->d[1], b->d[0], b->d[2], b->d[3], NULL, dz, ds),
+        KR_OK);
+    ck_assert_int_eq(op->cg_direction(ctx, n, b->d[3], b->d[1], ds), KR_OK);
+    for (int k = 1; k < 4; k++) {
+        memcpy(b->ref, h[k], (size_t)n * 8);
+        expect(b, k, 0.0, "a stopped cg op");
+    }
+    cg_state_get(b, ds, &got);
+    ck_assert(!memcmp(&got, &hs, sizeof got));
+    kr_dev_free(ctx, ds);
+    kr_dev_free(ctx, dz);
+}
+
 /* the same numbers as the host hash, bit for bit, on every backend */
 static void check_fill_random(bufs *b)
 {
@@ -286,6 +390,8 @@ void kt_check_backend(kr_ctx *ctx, int32_t n, uint64_t seed, double tol)
     check_fill_random(&b);
     check_axpy_dots(&b, tol, 0);
     check_axpy_dots(&b, tol, 1);
+    check_cg_ops(&b, tol, 0);
+    check_cg_ops(&b, tol, 1);
     bufs_free(&b);
 }
 
