@@ -41,62 +41,126 @@ static inline KR_HOST_DEVICE double kr_hash_uniform(uint64_t seed, int64_t i)
 /* Iterations a method may run on the device between two readbacks. */
 #define KR_BATCH_MAX 16
 
-/* Why a device-side iteration stopped (kr_cg_dev.stop). */
+/* Why a device-side iteration stopped (kr_dev_head.stop). */
 enum {
     KR_DEV_RUNNING = 0,
-    KR_DEV_STOP_CHECK = 1, /* ||r|| of the last iteration met the stopping
-                              test: converged, NaN/Inf or dtol */
-    KR_DEV_STOP_RHO = 2,   /* the next iteration's rho is < 0 or not finite */
-    KR_DEV_STOP_PQ = 3     /* p.q <= 0 or not finite: no alpha */
+    KR_DEV_STOP_CHECK = 1,     /* the last norm recorded met the stopping
+                                  test: converged, NaN/Inf or dtol */
+    KR_DEV_STOP_RHO = 2,       /* CG: the next rho is < 0 or not finite */
+    KR_DEV_STOP_PQ = 3,        /* CG: p.q <= 0 or not finite: no alpha */
+    KR_DEV_STOP_BREAKDOWN = 4, /* BiCGSTAB: rho, r0^.v or omega is 0 */
+    KR_DEV_STOP_S_PENDING = 5  /* BiCGSTAB: s met the test, x += alpha p^
+                                  still to do (bcgs_update does it) */
 };
 
-/* The scalars of a CG run, kept in backend memory so that iterations need
- * no host round trip (cg_alpha, cg_update, cg_direction). The host sets
- * the thresholds and zeroes `done` before each batch and reads the struct
- * back after it: `rnorm` holds the ||r|| of each iteration done, so the
- * host runs the stopping test, the monitor and the history on exactly the
- * numbers a per-iteration run would see. Once `stop` is set, every later
- * op returns at once: x stays at the iteration that stopped. */
-typedef struct kr_cg_dev {
-    double rho;      /* r.z of the last update                             */
-    double alpha;    /* rho / p.q of the current iteration                 */
-    double beta;     /* rho' / rho                                         */
-    double pq;       /* p.q of the current iteration                       */
+/* What every method that keeps its scalars in backend memory shares
+ * (first member of kr_cg_dev, kr_bcgs_dev). The host sets the thresholds
+ * before a run and reads the struct back after each batch of iterations:
+ * `rnorm[i % KR_BATCH_MAX]` holds the norm of the i-th iteration recorded,
+ * so the host runs the stopping test, the monitor and the history on the
+ * very numbers a per-iteration run would see. Once `stop` is set, every
+ * later op returns at once: x stays at the iteration that stopped. */
+typedef struct kr_dev_head {
     double atol;     /* converged when ||r|| <= atol or ||r|| <= rtol_b    */
     double rtol_b;   /* rtol * ||b||                                       */
     double div;      /* diverged when ||r|| > div (dtol * max(||b||, ||r0||),
                         or +Inf when dtol is 0)                            */
-    int32_t done;    /* iterations completed in this batch                 */
+    int32_t done;    /* norms recorded since the run began                 */
     int32_t stop;    /* KR_DEV_*                                           */
     uint32_t ticket; /* grid-wide reductions: blocks finished (GPU only,
                         zero between ops)                                */
     uint32_t pad;
     double rnorm[KR_BATCH_MAX];
+} kr_dev_head;
+
+/* CG's scalars (cg_alpha, cg_update, cg_direction). */
+typedef struct kr_cg_dev {
+    kr_dev_head h;
+    double rho;   /* r.z of the last update                              */
+    double alpha; /* rho / p.q of the current iteration                  */
+    double beta;  /* rho' / rho                                          */
+    double pq;    /* p.q of the current iteration                        */
 } kr_cg_dev;
 
-/* The scalar steps of cg_alpha and cg_update (backend.h's contract), one
- * code for both backends. */
+/* BiCGSTAB's scalars (bcgs_alpha, bcgs_s, bcgs_omega, bcgs_update,
+ * bcgs_direction). */
+typedef struct kr_bcgs_dev {
+    kr_dev_head h;
+    double rho;   /* r0^.r                                               */
+    double alpha; /* rho / r0^.v                                         */
+    double omega; /* t.s / t.t (0 when t.t is 0)                         */
+    double beta;  /* (rho'/rho) (alpha/omega)                            */
+} kr_bcgs_dev;
+
+/* Records ||r|| = rn; 1 when it meets the stopping test (dtol only with
+ * `div`). */
+static inline KR_HOST_DEVICE int kr_dev_record(kr_dev_head *h, double rn,
+                                               int div)
+{
+    h->rnorm[h->done++ % KR_BATCH_MAX] = rn;
+    return !isfinite(rn) || rn <= h->atol || rn <= h->rtol_b ||
+           (div && rn > h->div);
+}
+
+/* The scalar steps of the ops below, one code for both backends. */
 static inline KR_HOST_DEVICE void kr_cg_dev_alpha(kr_cg_dev *s, double pq)
 {
     s->pq = pq;
     if (pq > 0)
         s->alpha = s->rho / pq;
     else
-        s->stop = KR_DEV_STOP_PQ;
+        s->h.stop = KR_DEV_STOP_PQ;
 }
 
 static inline KR_HOST_DEVICE void kr_cg_dev_update(kr_cg_dev *s, double rz,
                                                    double rr)
 {
-    double rn = sqrt(rr);
-    s->rnorm[s->done++ % KR_BATCH_MAX] = rn;
-    if (!isfinite(rn) || rn <= s->atol || rn <= s->rtol_b || rn > s->div) {
-        s->stop = KR_DEV_STOP_CHECK;
+    if (kr_dev_record(&s->h, sqrt(rr), 1)) {
+        s->h.stop = KR_DEV_STOP_CHECK;
         return;
     }
     s->beta = rz / s->rho;
     s->rho = rz;
-    if (rz < 0 || !isfinite(rz)) s->stop = KR_DEV_STOP_RHO;
+    if (rz < 0 || !isfinite(rz)) s->h.stop = KR_DEV_STOP_RHO;
+}
+
+static inline KR_HOST_DEVICE void kr_bcgs_dev_alpha(kr_bcgs_dev *s, double rv)
+{
+    if (s->rho == 0.0 || rv == 0.0)
+        s->h.stop = KR_DEV_STOP_BREAKDOWN;
+    else
+        s->alpha = s->rho / rv;
+}
+
+/* s.s: s meets the test (no dtol) and, when finite, x takes alpha p^ */
+static inline KR_HOST_DEVICE void kr_bcgs_dev_s(kr_bcgs_dev *s, double ss)
+{
+    if (!isfinite(ss) || sqrt(ss) <= s->h.atol || sqrt(ss) <= s->h.rtol_b) {
+        kr_dev_record(&s->h, sqrt(ss), 0);
+        s->h.stop = isfinite(ss) ? KR_DEV_STOP_S_PENDING : KR_DEV_STOP_CHECK;
+    }
+}
+
+static inline KR_HOST_DEVICE void kr_bcgs_dev_omega(kr_bcgs_dev *s, double ts,
+                                                    double tt)
+{
+    s->omega = tt == 0.0 ? 0.0 : ts / tt;
+}
+
+/* after r = s - omega t: r.r and r0^.r */
+static inline KR_HOST_DEVICE void kr_bcgs_dev_update(kr_bcgs_dev *s, double rr,
+                                                     double rho)
+{
+    if (kr_dev_record(&s->h, sqrt(rr), 1)) {
+        s->h.stop = KR_DEV_STOP_CHECK;
+        return;
+    }
+    if (s->omega == 0.0) {
+        s->h.stop = KR_DEV_STOP_BREAKDOWN;
+        return;
+    }
+    s->beta = (rho / s->rho) * (s->alpha / s->omega);
+    s->rho = rho;
 }
 
 typedef struct kr_backend_ops {
@@ -140,23 +204,42 @@ typedef struct kr_backend_ops {
      * in one pass (BiCGSTAB's s and r updates with their inner products) */
     kr_status (*axpy_dots)(kr_ctx *ctx, int32_t n, double a, const double *x,
                            double *y, const double *w, double *out);
-    /* CG with its scalars in backend memory (kr_cg_dev s); each is a no-op
-     * once s->stop is set.
-     * cg_alpha: pq = p.q; s->pq = pq; pq > 0: s->alpha = s->rho / pq, else
-     * s->stop = KR_DEV_STOP_PQ. */
+    /* The iteration ops of CG and BiCGSTAB with their scalars in backend
+     * memory (the structs above; the scalar steps are the kr_*_dev_*
+     * functions). Each is a no-op once s->h.stop is set (bcgs_update
+     * excepted, see there).
+     * cg_alpha: kr_cg_dev_alpha(s, p.q) */
     kr_status (*cg_alpha)(kr_ctx *ctx, int32_t n, const double *p,
                           const double *q, kr_cg_dev *s);
-    /* cg_update: xr_update with a = s->alpha, then rn = sqrt(r.r) goes to
-     * s->rnorm[s->done++ % KR_BATCH_MAX]; if rn is not finite, rn <= s->atol,
-     * rn <= s->rtol_b or rn > s->div: s->stop = KR_DEV_STOP_CHECK; else
-     * s->beta = r.z / s->rho, s->rho = r.z, and s->stop = KR_DEV_STOP_RHO
-     * when that rho is < 0 or not finite. */
+    /* cg_update: xr_update with a = s->alpha, then
+     * kr_cg_dev_update(s, r.z, r.r) */
     kr_status (*cg_update)(kr_ctx *ctx, int32_t n, const double *p,
                            const double *q, double *x, double *r,
                            const double *d, double *z, kr_cg_dev *s);
     /* cg_direction: p = z + s->beta * p (as axpby(1, z, beta, p)) */
     kr_status (*cg_direction)(kr_ctx *ctx, int32_t n, const double *z,
                               double *p, kr_cg_dev *s);
+    /* bcgs_alpha: kr_bcgs_dev_alpha(s, rh.v) */
+    kr_status (*bcgs_alpha)(kr_ctx *ctx, int32_t n, const double *rh,
+                            const double *v, kr_bcgs_dev *s);
+    /* bcgs_s: r -= s->alpha v, then kr_bcgs_dev_s(s, r.r) */
+    kr_status (*bcgs_s)(kr_ctx *ctx, int32_t n, const double *v, double *r,
+                        kr_bcgs_dev *s);
+    /* bcgs_omega: kr_bcgs_dev_omega(s, t.r, t.t) */
+    kr_status (*bcgs_omega)(kr_ctx *ctx, int32_t n, const double *t,
+                            const double *r, kr_bcgs_dev *s);
+    /* bcgs_update: with stop KR_DEV_STOP_S_PENDING, x += alpha ph (as
+     * axpby(alpha, ph, 1, x)) and stop = KR_DEV_STOP_CHECK; else
+     * x = alpha ph + omega sh + x (as axpbypcz), r += -omega t with r.r and
+     * rh.r (as axpy_dots), then kr_bcgs_dev_update(s, r.r, rh.r) */
+    kr_status (*bcgs_update)(kr_ctx *ctx, int32_t n, const double *ph,
+                             const double *sh, const double *t,
+                             const double *rh, double *x, double *r,
+                             kr_bcgs_dev *s);
+    /* bcgs_direction: p = r - beta omega v + beta p (as axpbypcz(1, r,
+     * -beta*omega, v, beta, p)) */
+    kr_status (*bcgs_direction)(kr_ctx *ctx, int32_t n, const double *r,
+                                const double *v, double *p, kr_bcgs_dev *s);
     /* Runs fn(arg), which only enqueues backend work and must enqueue the
      * same work (same arrays, same scalars by address) every time. The
      * CUDA backend captures the first call made with an empty *slot as a

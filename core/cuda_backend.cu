@@ -431,12 +431,12 @@ __global__ void k_cg_alpha(int32_t n, const double *__restrict__ p,
                            double *partial)
 {
     __shared__ double sh[BLOCK / 32];
-    if (s->stop) return;
+    if (s->h.stop) return;
     double v = 0.0;
     GRID_STRIDE(i, n) v += p[i] * q[i];
     v = block_sum(v, sh);
     if (threadIdx.x == 0) partial[blockIdx.x] = v;
-    if (!last_block(&s->ticket)) return;
+    if (!last_block(&s->h.ticket)) return;
     v = final_sum(gridDim.x, partial, sh);
     if (threadIdx.x == 0) kr_cg_dev_alpha(s, v);
 }
@@ -447,7 +447,7 @@ __global__ void k_cg_update(int32_t n, const double *__restrict__ p,
                             kr_cg_dev *s, double *partial)
 {
     __shared__ double sh[BLOCK / 32];
-    if (s->stop) return;
+    if (s->h.stop) return;
     double a = s->alpha, rz = 0.0, rr = 0.0;
     GRID_STRIDE(i, n)
     {
@@ -468,7 +468,7 @@ __global__ void k_cg_update(int32_t n, const double *__restrict__ p,
         partial[blockIdx.x] = rz;
         partial[gridDim.x + blockIdx.x] = rr;
     }
-    if (!last_block(&s->ticket)) return;
+    if (!last_block(&s->h.ticket)) return;
     rz = final_sum(gridDim.x, partial, sh);
     rr = final_sum(gridDim.x, partial + gridDim.x, sh);
     if (threadIdx.x == 0) kr_cg_dev_update(s, rz, rr);
@@ -477,7 +477,7 @@ __global__ void k_cg_update(int32_t n, const double *__restrict__ p,
 __global__ void k_cg_direction(int32_t n, const double *__restrict__ z,
                                double *p, const kr_cg_dev *s)
 {
-    if (s->stop) return;
+    if (s->h.stop) return;
     double b = s->beta;
     GRID_STRIDE(i, n) p[i] = 1.0 * z[i] + b * p[i];
 }
@@ -513,6 +513,158 @@ static kr_status cu_cg_direction(kr_ctx *ctx, int32_t n, const double *z,
                                  double *p, kr_cg_dev *s)
 {
     LAUNCH(ctx, n, k_cg_direction, n, z, p, s);
+    return KR_OK;
+}
+
+/* ---------------------------------- BiCGSTAB with device scalars */
+
+__global__ void k_bcgs_alpha(int32_t n, const double *__restrict__ rh,
+                             const double *__restrict__ v, kr_bcgs_dev *s,
+                             double *partial)
+{
+    __shared__ double sh[BLOCK / 32];
+    if (s->h.stop) return;
+    double acc = 0.0;
+    GRID_STRIDE(i, n) acc += rh[i] * v[i];
+    acc = block_sum(acc, sh);
+    if (threadIdx.x == 0) partial[blockIdx.x] = acc;
+    if (!last_block(&s->h.ticket)) return;
+    acc = final_sum(gridDim.x, partial, sh);
+    if (threadIdx.x == 0) kr_bcgs_dev_alpha(s, acc);
+}
+
+__global__ void k_bcgs_s(int32_t n, const double *__restrict__ v, double *r,
+                         kr_bcgs_dev *s, double *partial)
+{
+    __shared__ double sh[BLOCK / 32];
+    if (s->h.stop) return;
+    double a = -s->alpha, ss = 0.0;
+    GRID_STRIDE(i, n)
+    {
+        double ri = r[i] + a * v[i];
+        r[i] = ri;
+        ss += ri * ri;
+    }
+    ss = block_sum(ss, sh);
+    if (threadIdx.x == 0) partial[blockIdx.x] = ss;
+    if (!last_block(&s->h.ticket)) return;
+    ss = final_sum(gridDim.x, partial, sh);
+    if (threadIdx.x == 0) kr_bcgs_dev_s(s, ss);
+}
+
+__global__ void k_bcgs_omega(int32_t n, const double *__restrict__ t,
+                             const double *__restrict__ r, kr_bcgs_dev *s,
+                             double *partial)
+{
+    __shared__ double sh[BLOCK / 32];
+    if (s->h.stop) return;
+    double ts = 0.0, tt = 0.0;
+    GRID_STRIDE(i, n)
+    {
+        double ti = t[i];
+        ts += ti * r[i];
+        tt += ti * ti;
+    }
+    ts = block_sum(ts, sh);
+    tt = block_sum(tt, sh);
+    if (threadIdx.x == 0) {
+        partial[blockIdx.x] = ts;
+        partial[gridDim.x + blockIdx.x] = tt;
+    }
+    if (!last_block(&s->h.ticket)) return;
+    ts = final_sum(gridDim.x, partial, sh);
+    tt = final_sum(gridDim.x, partial + gridDim.x, sh);
+    if (threadIdx.x == 0) kr_bcgs_dev_omega(s, ts, tt);
+}
+
+__global__ void k_bcgs_update(int32_t n, const double *__restrict__ ph,
+                              const double *__restrict__ shat,
+                              const double *__restrict__ t,
+                              const double *__restrict__ rh, double *x,
+                              double *r, kr_bcgs_dev *s, double *partial)
+{
+    __shared__ double sh[BLOCK / 32];
+    int stop = s->h.stop;
+    double alpha = s->alpha, omega = s->omega;
+    if (stop == KR_DEV_STOP_S_PENDING) {
+        GRID_STRIDE(i, n) x[i] = alpha * ph[i] + 1.0 * x[i];
+        if (last_block(&s->h.ticket) && threadIdx.x == 0)
+            s->h.stop = KR_DEV_STOP_CHECK;
+        return;
+    }
+    if (stop) return;
+    double rr = 0.0, rho = 0.0;
+    GRID_STRIDE(i, n)
+    {
+        x[i] = alpha * ph[i] + omega * shat[i] + 1.0 * x[i];
+        double ri = r[i] + -omega * t[i];
+        r[i] = ri;
+        rr += ri * ri;
+        rho += rh[i] * ri;
+    }
+    rr = block_sum(rr, sh);
+    rho = block_sum(rho, sh);
+    if (threadIdx.x == 0) {
+        partial[blockIdx.x] = rr;
+        partial[gridDim.x + blockIdx.x] = rho;
+    }
+    if (!last_block(&s->h.ticket)) return;
+    rr = final_sum(gridDim.x, partial, sh);
+    rho = final_sum(gridDim.x, partial + gridDim.x, sh);
+    if (threadIdx.x == 0) kr_bcgs_dev_update(s, rr, rho);
+}
+
+__global__ void k_bcgs_direction(int32_t n, const double *__restrict__ r,
+                                 const double *__restrict__ v, double *p,
+                                 const kr_bcgs_dev *s)
+{
+    if (s->h.stop) return;
+    double b = s->beta, c = -s->beta * s->omega;
+    GRID_STRIDE(i, n) p[i] = 1.0 * r[i] + c * v[i] + b * p[i];
+}
+
+#define RED_LAUNCH(ctx, kernel, ...)                                           \
+    do {                                                                       \
+        kr_cuda_state *st_ = kr_cuda(ctx);                                     \
+        kernel<<<red_blocks(n), BLOCK, 0, st_->stream>>>(                      \
+            __VA_ARGS__, st_->d_scratch + KR_MAX_DOTS);                        \
+        KR_LAUNCH_CHECK(ctx);                                                  \
+    } while (0)
+
+static kr_status cu_bcgs_alpha(kr_ctx *ctx, int32_t n, const double *rh,
+                               const double *v, kr_bcgs_dev *s)
+{
+    RED_LAUNCH(ctx, k_bcgs_alpha, n, rh, v, s);
+    return KR_OK;
+}
+
+static kr_status cu_bcgs_s(kr_ctx *ctx, int32_t n, const double *v, double *r,
+                           kr_bcgs_dev *s)
+{
+    RED_LAUNCH(ctx, k_bcgs_s, n, v, r, s);
+    return KR_OK;
+}
+
+static kr_status cu_bcgs_omega(kr_ctx *ctx, int32_t n, const double *t,
+                               const double *r, kr_bcgs_dev *s)
+{
+    RED_LAUNCH(ctx, k_bcgs_omega, n, t, r, s);
+    return KR_OK;
+}
+
+static kr_status cu_bcgs_update(kr_ctx *ctx, int32_t n, const double *ph,
+                                const double *sh, const double *t,
+                                const double *rh, double *x, double *r,
+                                kr_bcgs_dev *s)
+{
+    RED_LAUNCH(ctx, k_bcgs_update, n, ph, sh, t, rh, x, r, s);
+    return KR_OK;
+}
+
+static kr_status cu_bcgs_direction(kr_ctx *ctx, int32_t n, const double *r,
+                                   const double *v, double *p, kr_bcgs_dev *s)
+{
+    LAUNCH(ctx, n, k_bcgs_direction, n, r, v, p, s);
     return KR_OK;
 }
 
@@ -714,6 +866,11 @@ static kr_backend_ops make_ops(void)
     o.cg_alpha = cu_cg_alpha;
     o.cg_update = cu_cg_update;
     o.cg_direction = cu_cg_direction;
+    o.bcgs_alpha = cu_bcgs_alpha;
+    o.bcgs_s = cu_bcgs_s;
+    o.bcgs_omega = cu_bcgs_omega;
+    o.bcgs_update = cu_bcgs_update;
+    o.bcgs_direction = cu_bcgs_direction;
     o.replay = cu_replay;
     o.replay_free = cu_replay_free;
     o.fill_random = cu_fill_random;

@@ -5,17 +5,10 @@
  * r.
  *
  * With a diagonal M (Jacobi, or none) the scalars stay in backend memory
- * (kr_cg_dev, core/backend.h): an iteration is four kernels (SpMV, p.q with
- * alpha, the fused update with its norms and the stopping test, the p
- * update) and no host round trip. The host enqueues a batch of iterations
- * (1, 2, 4, ... up to KR_BATCH_MAX; one at a time when a monitor is set,
- * since a monitor may stop the solve), then reads back the residual norms
- * of the batch and runs the stopping test, history and monitor on each, as
- * a per-iteration run would. An iteration after the device's own stopping
- * test fired does nothing, so x, the reason and the iteration count are
- * those of the per-iteration run. On the GPU, full batches after the first
- * two are replayed from a CUDA graph captured once per run. Other
- * preconditioners take the per-iteration path (cg_iterate). */
+ * (kr_cg_dev, core/backend.h; the batches in solver/devloop.c): an
+ * iteration is four kernels (SpMV, p.q with alpha, the fused update with
+ * its norms and the stopping test, the p update) and no host round trip.
+ * Other preconditioners take the per-iteration path, scalars on the host. */
 #include "core/error.h"
 #include "solver/solver.h"
 
@@ -123,13 +116,10 @@ static kr_status cg_enqueue(void *arg)
     return KR_OK;
 }
 
-/* How the device stopped: 0 it did not; 1 for a reason of CG's own (rho,
- * p.q), set in *why as the per-iteration loop would; -1 its stopping test
- * fired, which the host's test must have seen too. */
-static int device_stop(const kr_cg_dev *s, kr_reason *why)
+static int cg_reason(const void *host, kr_reason *why)
 {
-    switch (s->stop) {
-    case KR_DEV_RUNNING: return 0;
+    const kr_cg_dev *s = host;
+    switch (s->h.stop) {
     case KR_DEV_STOP_RHO:
         *why =
             isfinite(s->rho) ? KR_DIVERGED_INDEFINITE_PC : KR_DIVERGED_NANORINF;
@@ -139,60 +129,14 @@ static int device_stop(const kr_cg_dev *s, kr_reason *why)
                : s->rho == 0    ? KR_DIVERGED_BREAKDOWN
                                 : KR_DIVERGED_INDEFINITE_MAT;
         return 1;
-    default: return -1;
+    default: return 0;
     }
-}
-
-/* Runs the host's stopping test on the norms of the iterations the last
- * batch did (from *done on), iteration numbers from *it on. */
-static kr_status cg_account(kr_solve_args *a, kr_result *res,
-                            const kr_cg_dev *hs, int *done, int *it)
-{
-    int got = hs->done - *done;
-    for (int i = 0; i < got && res->reason == KR_ITERATING; i++) {
-        /* an interrupt is seen at the last iteration the device made */
-        a->defer_interrupt = i + 1 < got;
-        double rn = hs->rnorm[(*done + i) % KR_BATCH_MAX];
-        res->reason = kr_solver_check(a, res, ++*it, rn);
-        a->defer_interrupt = 0;
-        if (res->reason != KR_ITERATING && i + 1 < got)
-            return kr_fail(a->ctx, KR_ERR_DEVICE,
-                           "cg: the host stopped at iteration %d, the "
-                           "device ran on (internal error)",
-                           a->it0 + *it);
-    }
-    *done = hs->done;
-    if (res->reason != KR_ITERATING) return KR_OK;
-    kr_reason why;
-    int stop = device_stop(hs, &why);
-    if (stop < 0)
-        return kr_fail(a->ctx, KR_ERR_DEVICE,
-                       "cg: the device stopped at iteration %d, the host "
-                       "test did not (internal error)",
-                       a->it0 + *it);
-    if (stop > 0) res->reason = why;
-    return KR_OK;
-}
-
-/* The device state at the start of the loop: rho of the start-up, and the
- * thresholds of kr_solver_check (the same products, so the same doubles). */
-static void cg_dev_init(const kr_solve_args *a, double rho, kr_cg_dev *hs)
-{
-    const kr_solve_options *o = a->opt;
-    memset(hs, 0, sizeof *hs);
-    hs->rho = rho;
-    hs->atol = o->atol;
-    hs->rtol_b = o->rtol * a->bnorm;
-    double ref = a->bnorm > a->r0norm ? a->bnorm : a->r0norm;
-    hs->div = o->dtol > 0 ? o->dtol * ref : INFINITY;
 }
 
 /* The iterations after the start-up, with the scalars on the device. */
 static kr_status cg_device_loop(kr_solve_args *a, kr_result *res, double *w,
                                 const double *d, double rho)
 {
-    kr_ctx *ctx = a->ctx;
-    const kr_backend_ops *op = ctx->ops;
     int32_t n = a->n;
     cg_batch c = {.a = a,
                   .r = KR_WORK(w, n, R),
@@ -203,27 +147,17 @@ static kr_status cg_device_loop(kr_solve_args *a, kr_result *res, double *w,
                   .s = a->dstate};
     c.zk = d ? c.z : c.r;
     kr_cg_dev hs;
-    cg_dev_init(a, rho, &hs);
-    KR_TRY(op->upload(ctx, c.s, &hs, sizeof hs));
-    /* a graph is replayed only for the library's own operators: a user's
-     * callback may do what a capture cannot */
-    int graph = !kr_matrix_is_user(a->A) && !kr_precond_is_user(a->P);
-    void *slot = NULL;
-    int it = 0, done = 0, batch = 1, full = 0;
-    kr_status st = KR_OK;
-    while (st == KR_OK && res->reason == KR_ITERATING) {
-        int left = a->opt->maxit - (a->it0 + it);
-        c.nb = batch < left ? batch : left;
-        if (graph && c.nb == KR_BATCH_MAX && ++full > 2)
-            st = op->replay(ctx, &slot, cg_enqueue, &c);
-        else
-            st = cg_enqueue(&c);
-        if (st == KR_OK) st = op->download(ctx, &hs, c.s, sizeof hs);
-        if (st == KR_OK) st = cg_account(a, res, &hs, &done, &it);
-        if (!a->opt->monitor && batch < KR_BATCH_MAX) batch *= 2;
-    }
-    op->replay_free(ctx, slot);
-    return st;
+    memset(&hs, 0, sizeof hs);
+    kr_dev_head_init(a, &hs.h);
+    hs.rho = rho;
+    kr_dev_loop L = {.name = "cg",
+                     .enqueue = cg_enqueue,
+                     .arg = &c,
+                     .nb = &c.nb,
+                     .host = &hs,
+                     .bytes = sizeof hs,
+                     .reason = cg_reason};
+    return kr_dev_loop_run(a, res, &L);
 }
 
 static kr_status cg_solve(kr_solve_args *a, kr_result *res)

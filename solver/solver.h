@@ -86,6 +86,25 @@ kr_status kr_norm2(kr_ctx *ctx, int32_t n, const double *x, double *nrm);
 kr_status kr_norm2_exp(kr_ctx *ctx, int32_t n, const double *x, double *m,
                        int *e);
 
+/* A run whose scalars stay in backend memory (solver/devloop.c). */
+typedef struct kr_dev_loop {
+    const char *name;
+    kr_status (*enqueue)(void *arg); /* enqueues *nb iterations */
+    void *arg;
+    int *nb;
+    void *host;   /* host copy of the state (kr_dev_head first), set up by
+                     the method; uploaded to args->dstate at the start */
+    size_t bytes; /* its size */
+    /* the method's own reason for a stop code other than STOP_CHECK: sets
+     * *why, returns 1 (0: unknown code) */
+    int (*reason)(const void *host, kr_reason *why);
+} kr_dev_loop;
+
+/* The thresholds of kr_solver_check as the device tests them (the same
+ * products, so the same doubles); a->r0norm must be set. */
+void kr_dev_head_init(const kr_solve_args *a, kr_dev_head *h);
+kr_status kr_dev_loop_run(kr_solve_args *a, kr_result *res, kr_dev_loop *L);
+
 /* Shorthands for the backend kernels on arrays of length n. */
 kr_status kr_spmv(const kr_solve_args *a, double alpha, const double *x,
                   double beta, double *y);

@@ -288,7 +288,7 @@ static void check_cg_ops(bufs *b, double tol, int identity)
     ck_assert_int_eq(kr_dev_zeros(ctx, (size_t)n, &dz), KR_OK);
     ck_assert_int_eq(kr_dev_zeros(ctx, sizeof hs / 8 + 1, (double **)&ds),
                      KR_OK);
-    hs.rho = rho, hs.div = INFINITY, hs.done = KR_BATCH_MAX - 1;
+    hs.rho = rho, hs.h.div = INFINITY, hs.h.done = KR_BATCH_MAX - 1;
     cg_state_put(b, ds, &hs);
     for (int k = 1; k < 4; k++)
         reset(b, k, 0);
@@ -300,12 +300,12 @@ static void check_cg_ops(bufs *b, double tol, int identity)
     ck_assert_msg(close_to(got.pq, pq, tol), "cg_alpha n=%d: %g vs %g", n,
                   got.pq, pq);
     if (n == 0) { /* p.q = 0: no alpha */
-        ck_assert_int_eq(got.stop, KR_DEV_STOP_PQ);
+        ck_assert_int_eq(got.h.stop, KR_DEV_STOP_PQ);
         kr_dev_free(ctx, ds);
         kr_dev_free(ctx, dz);
         return;
     }
-    ck_assert_int_eq(got.stop, KR_DEV_RUNNING);
+    ck_assert_int_eq(got.h.stop, KR_DEV_RUNNING);
     double alpha = got.alpha, rz = 0.0, rr = 0.0;
     ck_assert(close_to(alpha, rho / pq, tol));
     ck_assert_int_eq(op->cg_update(ctx, n, b->d[1], b->d[0], b->d[2], b->d[3],
@@ -319,13 +319,13 @@ static void check_cg_ops(bufs *b, double tol, int identity)
     }
     expect(b, 2, tol, "cg_update x");
     cg_state_get(b, ds, &got);
-    ck_assert_int_eq(got.done, KR_BATCH_MAX);
-    ck_assert(close_to(got.rnorm[KR_BATCH_MAX - 1], sqrt(rr), tol));
-    ck_assert_int_eq(got.stop, rz < 0 ? KR_DEV_STOP_RHO : KR_DEV_RUNNING);
+    ck_assert_int_eq(got.h.done, KR_BATCH_MAX);
+    ck_assert(close_to(got.h.rnorm[KR_BATCH_MAX - 1], sqrt(rr), tol));
+    ck_assert_int_eq(got.h.stop, rz < 0 ? KR_DEV_STOP_RHO : KR_DEV_RUNNING);
     ck_assert_msg(close_to(got.rho, rz, tol * n) &&
                       close_to(got.beta, rz / rho, tol * n),
                   "cg_update n=%d: rho %g vs %g", n, got.rho, rz);
-    got.stop = KR_DEV_RUNNING;
+    got.h.stop = KR_DEV_RUNNING;
     cg_state_put(b, ds, &got);
     ck_assert_int_eq(
         op->cg_direction(ctx, n, identity ? b->d[3] : dz, b->d[1], ds), KR_OK);
@@ -335,15 +335,15 @@ static void check_cg_ops(bufs *b, double tol, int identity)
     }
     expect(b, 1, tol, "cg_direction p");
     /* a threshold met: the test fires, beta and rho stay */
-    got.rtol_b = 1e300;
+    got.h.rtol_b = 1e300;
     cg_state_put(b, ds, &got);
     ck_assert_int_eq(op->cg_alpha(ctx, n, b->d[0], b->d[0], ds), KR_OK);
     ck_assert_int_eq(
         op->cg_update(ctx, n, b->d[1], b->d[0], b->d[2], b->d[3], NULL, dz, ds),
         KR_OK);
     cg_state_get(b, ds, &hs);
-    ck_assert_int_eq(hs.stop, KR_DEV_STOP_CHECK);
-    ck_assert_int_eq(hs.done, KR_BATCH_MAX + 1);
+    ck_assert_int_eq(hs.h.stop, KR_DEV_STOP_CHECK);
+    ck_assert_int_eq(hs.h.done, KR_BATCH_MAX + 1);
     ck_assert(hs.beta == got.beta && hs.rho == got.rho);
     /* stopped: every op leaves its outputs alone */
     for (int k = 1; k < 4; k++)
