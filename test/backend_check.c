@@ -363,6 +363,105 @@ static void check_cg_ops(bufs *b, double tol, int identity)
     kr_dev_free(ctx, dz);
 }
 
+/* BiCGSTAB's ops against the host loops, one iteration: r = d[3],
+ * rh = d[2], v = d[0], p^ = d[1], s^ = d[2], t = d[0], x = d[1]'s copy;
+ * then the s test firing and its pending x update. */
+static void check_bcgs_ops(bufs *b, double tol)
+{
+    kr_ctx *ctx = b->ctx;
+    const kr_backend_ops *op = ctx->ops;
+    int32_t n = b->n;
+    double **h = b->h, *x, rho = 0.3;
+    kr_bcgs_dev *ds, hs = {0}, got;
+    size_t bytes = sizeof hs;
+    ck_assert_int_eq(kr_dev_zeros(ctx, (size_t)n, &x), KR_OK);
+    ck_assert_int_eq(kr_dev_zeros(ctx, bytes / 8 + 1, (double **)&ds), KR_OK);
+    hs.rho = rho, hs.h.div = INFINITY;
+    ck_assert_int_eq(op->upload(ctx, ds, &hs, bytes), KR_OK);
+    for (int k = 0; k < 4; k++)
+        reset(b, k, 0);
+    ck_assert_int_eq(op->bcgs_alpha(ctx, n, b->d[2], b->d[0], ds), KR_OK);
+    ck_assert_int_eq(op->bcgs_s(ctx, n, b->d[0], b->d[3], ds), KR_OK);
+    ck_assert_int_eq(op->bcgs_omega(ctx, n, b->d[0], b->d[3], ds), KR_OK);
+    ck_assert_int_eq(op->download(ctx, &got, ds, bytes), KR_OK);
+    if (n == 0) { /* r0^.v = 0: breakdown */
+        ck_assert_int_eq(got.h.stop, KR_DEV_STOP_BREAKDOWN);
+        kr_dev_free(ctx, ds);
+        kr_dev_free(ctx, x);
+        return;
+    }
+    double rv = 0, ss = 0, ts = 0, tt = 0, rr = 0, rho2 = 0;
+    for (int32_t i = 0; i < n; i++)
+        rv += h[2][i] * h[0][i];
+    double alpha = rho / rv, *sv = malloc((size_t)n * 8);
+    for (int32_t i = 0; i < n; i++) {
+        sv[i] = h[3][i] - alpha * h[0][i];
+        ss += sv[i] * sv[i], ts += h[0][i] * sv[i], tt += h[0][i] * h[0][i];
+    }
+    ck_assert_int_eq(got.h.stop, KR_DEV_RUNNING);
+    ck_assert_msg(close_to(got.alpha, alpha, tol * n) &&
+                      close_to(got.omega, ts / tt, tol * n),
+                  "bcgs alpha/omega n=%d", n);
+    double omega = got.omega;
+    ck_assert_int_eq(op->bcgs_update(ctx, n, b->d[1], b->d[2], b->d[0], b->d[2],
+                                     x, b->d[3], ds),
+                     KR_OK);
+    for (int32_t i = 0; i < n; i++) {
+        b->ref[i] = got.alpha * h[1][i] + omega * h[2][i];
+        double ri = sv[i] - omega * h[0][i];
+        rr += ri * ri, rho2 += h[2][i] * ri;
+    }
+    ck_assert_int_eq(op->download(ctx, b->out, x, (size_t)n * 8), KR_OK);
+    ck_assert(kt_rel_diff(n, b->out, b->ref) <= tol);
+    ck_assert_int_eq(op->download(ctx, &hs, ds, bytes), KR_OK);
+    ck_assert_int_eq(hs.h.done, 1);
+    ck_assert(close_to(hs.h.rnorm[0], sqrt(rr), tol * n));
+    if (n == 1) { /* omega makes r exactly 0: converged */
+        ck_assert_int_eq(hs.h.stop, KR_DEV_STOP_CHECK);
+        free(sv);
+        kr_dev_free(ctx, ds);
+        kr_dev_free(ctx, x);
+        for (int k = 0; k < 4; k++)
+            reset(b, k, 0);
+        return;
+    }
+    ck_assert(close_to(hs.rho, rho2, tol * n));
+    ck_assert(close_to(hs.beta, (rho2 / rho) * (got.alpha / omega), tol * n));
+    ck_assert_int_eq(op->bcgs_direction(ctx, n, b->d[3], b->d[0], b->d[1], ds),
+                     KR_OK);
+    for (int32_t i = 0; i < n; i++) {
+        double ri = sv[i] - omega * h[0][i];
+        b->ref[i] = ri - hs.beta * omega * h[0][i] + hs.beta * h[1][i];
+    }
+    expect(b, 1, tol, "bcgs_direction p");
+    /* the s test fires: x += alpha p^ once, then nothing moves */
+    hs.h.rtol_b = 1e300;
+    ck_assert_int_eq(op->upload(ctx, ds, &hs, bytes), KR_OK);
+    for (int k = 0; k < 4; k++)
+        reset(b, k, 0);
+    ck_assert_int_eq(op->fill(ctx, n, 0.0, x), KR_OK);
+    ck_assert_int_eq(op->bcgs_alpha(ctx, n, b->d[2], b->d[0], ds), KR_OK);
+    ck_assert_int_eq(op->bcgs_s(ctx, n, b->d[0], b->d[3], ds), KR_OK);
+    ck_assert_int_eq(op->download(ctx, &got, ds, bytes), KR_OK);
+    ck_assert_int_eq(got.h.stop, KR_DEV_STOP_S_PENDING);
+    for (int k = 0; k < 2; k++)
+        ck_assert_int_eq(op->bcgs_update(ctx, n, b->d[1], b->d[2], b->d[0],
+                                         b->d[2], x, b->d[3], ds),
+                         KR_OK);
+    ck_assert_int_eq(op->download(ctx, &got, ds, bytes), KR_OK);
+    ck_assert_int_eq(got.h.stop, KR_DEV_STOP_CHECK);
+    ck_assert_int_eq(got.h.done, 2);
+    for (int32_t i = 0; i < n; i++)
+        b->ref[i] = got.alpha * h[1][i];
+    ck_assert_int_eq(op->download(ctx, b->out, x, (size_t)n * 8), KR_OK);
+    ck_assert(kt_rel_diff(n, b->out, b->ref) <= tol);
+    for (int k = 0; k < 4; k++)
+        reset(b, k, 0);
+    free(sv);
+    kr_dev_free(ctx, ds);
+    kr_dev_free(ctx, x);
+}
+
 /* the same numbers as the host hash, bit for bit, on every backend */
 static void check_fill_random(bufs *b)
 {
@@ -392,6 +491,7 @@ void kt_check_backend(kr_ctx *ctx, int32_t n, uint64_t seed, double tol)
     check_axpy_dots(&b, tol, 1);
     check_cg_ops(&b, tol, 0);
     check_cg_ops(&b, tol, 1);
+    check_bcgs_ops(&b, tol);
     bufs_free(&b);
 }
 
