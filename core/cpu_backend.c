@@ -450,6 +450,15 @@ static kr_status cpu_cg_direction(kr_ctx *ctx, int32_t n, const double *z,
     return cpu_axpby(ctx, n, 1.0, z, s->beta, p);
 }
 
+static kr_status cpu_cg_step(kr_ctx *ctx, int32_t n, double *p, const double *q,
+                             double *x, double *r, const double *d, double *z,
+                             const double *zk, kr_cg_dev *s)
+{
+    KR_TRY(cpu_cg_alpha(ctx, n, p, q, s));
+    KR_TRY(cpu_cg_update(ctx, n, p, q, x, r, d, z, s));
+    return cpu_cg_direction(ctx, n, zk, p, s);
+}
+
 static kr_status cpu_bcgs_alpha(kr_ctx *ctx, int32_t n, const double *rh,
                                 const double *v, kr_bcgs_dev *s)
 {
@@ -559,6 +568,7 @@ static const kr_backend_ops cpu_ops = {
     .cg_alpha = cpu_cg_alpha,
     .cg_update = cpu_cg_update,
     .cg_direction = cpu_cg_direction,
+    .cg_step = cpu_cg_step,
     .bcgs_alpha = cpu_bcgs_alpha,
     .bcgs_s = cpu_bcgs_s,
     .bcgs_omega = cpu_bcgs_omega,

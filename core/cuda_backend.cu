@@ -474,12 +474,16 @@ __global__ void k_cg_update(int32_t n, const double *__restrict__ p,
     if (threadIdx.x == 0) kr_cg_dev_update(s, rz, rr);
 }
 
-__global__ void k_cg_direction(int32_t n, const double *__restrict__ z,
-                               double *p, const kr_cg_dev *s)
+/* one = 1.0 comes as an argument, so that the expressions here compile
+ * as k_axpby's and k_axpbypcz's do (the same contractions into FMAs):
+ * iterates then equal those of the per-iteration path bit for bit */
+__global__ void k_cg_direction(int32_t n, double one,
+                               const double *__restrict__ z, double *p,
+                               const kr_cg_dev *s)
 {
     if (s->h.stop) return;
     double b = s->beta;
-    GRID_STRIDE(i, n) p[i] = 1.0 * z[i] + b * p[i];
+    GRID_STRIDE(i, n) p[i] = one * z[i] + b * p[i];
 }
 
 static int red_blocks(int32_t n)
@@ -512,7 +516,126 @@ static kr_status cu_cg_update(kr_ctx *ctx, int32_t n, const double *p,
 static kr_status cu_cg_direction(kr_ctx *ctx, int32_t n, const double *z,
                                  double *p, kr_cg_dev *s)
 {
-    LAUNCH(ctx, n, k_cg_direction, n, z, p, s);
+    LAUNCH(ctx, n, k_cg_direction, n, 1.0, z, p, s);
+    return KR_OK;
+}
+
+/* The three CG ops in one launch. Every block must be resident at once
+ * (checked by the caller with the occupancy API): blocks wait for each
+ * other at two grid-wide barriers, and after each one every block sums
+ * all the partial sums itself, in final_sum's order, so all blocks hold
+ * the same p.q, r.z and r.r as the three-launch path and decide alike;
+ * block 0 writes the state. */
+__device__ void grid_barrier(kr_dev_head *h)
+{
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        volatile uint32_t *phase = &h->phase;
+        uint32_t now = *phase;
+        __threadfence();
+        if (atomicAdd(&h->ticket, 1u) == gridDim.x - 1) {
+            h->ticket = 0;
+            __threadfence();
+            atomicAdd(&h->phase, 1u);
+        } else {
+            while (*phase == now) {
+            }
+        }
+        __threadfence();
+    }
+    __syncthreads();
+}
+
+/* final_sum, broadcast to the whole block */
+__device__ double final_sum_all(int nb, const double *partial, double *sh,
+                                double *out)
+{
+    double v = final_sum(nb, partial, sh);
+    if (threadIdx.x == 0) *out = v;
+    __syncthreads();
+    v = *out;
+    __syncthreads();
+    return v;
+}
+
+__global__ void k_cg_step(int32_t n, double one, double *p,
+                          const double *__restrict__ q, double *x, double *r,
+                          const double *__restrict__ d, double *z,
+                          const double *zk, kr_cg_dev *s, double *partial)
+{
+    __shared__ double sh[BLOCK / 32];
+    __shared__ double bcast;
+    if (s->h.stop) return;
+    kr_cg_dev loc; /* this block's copy of the scalars */
+    loc.h.done = s->h.done;
+    loc.h.atol = s->h.atol, loc.h.rtol_b = s->h.rtol_b, loc.h.div = s->h.div;
+    loc.h.stop = 0;
+    loc.rho = s->rho;
+    int nb = gridDim.x;
+    double v = 0.0;
+    GRID_STRIDE(i, n) v += p[i] * q[i];
+    v = block_sum(v, sh);
+    if (threadIdx.x == 0) partial[blockIdx.x] = v;
+    grid_barrier(&s->h);
+    kr_cg_dev_alpha(&loc, final_sum_all(nb, partial, sh, &bcast));
+    if (loc.h.stop) {
+        if (blockIdx.x == 0 && threadIdx.x == 0) kr_cg_dev_alpha(s, loc.pq);
+        return;
+    }
+    double a = loc.alpha, rz = 0.0, rr = 0.0;
+    GRID_STRIDE(i, n)
+    {
+        x[i] += a * p[i];
+        double ri = r[i] - a * q[i];
+        r[i] = ri;
+        double zi = ri;
+        if (d) {
+            zi = d[i] * ri;
+            z[i] = zi;
+        }
+        rz += ri * zi;
+        rr += ri * ri;
+    }
+    rz = block_sum(rz, sh);
+    rr = block_sum(rr, sh);
+    double *part2 = partial + nb;
+    if (threadIdx.x == 0) {
+        part2[blockIdx.x] = rz;
+        part2[nb + blockIdx.x] = rr;
+    }
+    grid_barrier(&s->h);
+    rz = final_sum_all(nb, part2, sh, &bcast);
+    rr = final_sum_all(nb, part2 + nb, sh, &bcast);
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        kr_cg_dev_alpha(s, loc.pq);
+        kr_cg_dev_update(s, rz, rr);
+    }
+    kr_cg_dev_update(&loc, rz, rr);
+    if (loc.h.stop) return;
+    double b = loc.beta;
+    GRID_STRIDE(i, n) p[i] = one * zk[i] + b * p[i];
+}
+
+static kr_status cu_cg_step(kr_ctx *ctx, int32_t n, double *p, const double *q,
+                            double *x, double *r, const double *d, double *z,
+                            const double *zk, kr_cg_dev *s)
+{
+    kr_cuda_state *st = kr_cuda(ctx);
+    int nb = red_blocks(n);
+    if (st->cg_step_blocks == 0) { /* blocks resident at once, all SMs */
+        int per_sm = 0;
+        KR_CUDA_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                             &per_sm, k_cg_step, BLOCK, 0));
+        st->cg_step_blocks = per_sm > 0 ? per_sm * st->sm_count : -1;
+    }
+    if (nb > st->cg_step_blocks || 3 * nb + KR_MAX_DOTS > KR_CUDA_SCRATCH) {
+        KR_TRY(cu_cg_alpha(ctx, n, p, q, s));
+        KR_TRY(cu_cg_update(ctx, n, p, q, x, r, d, z, s));
+        return cu_cg_direction(ctx, n, zk, p, s);
+    }
+    k_cg_step<<<nb, BLOCK, 0, st->stream>>>(n, 1.0, p, q, x, r, d, z, zk, s,
+                                            st->d_scratch + KR_MAX_DOTS);
+    KR_LAUNCH_CHECK(ctx);
     return KR_OK;
 }
 
@@ -577,7 +700,8 @@ __global__ void k_bcgs_omega(int32_t n, const double *__restrict__ t,
     if (threadIdx.x == 0) kr_bcgs_dev_omega(s, ts, tt);
 }
 
-__global__ void k_bcgs_update(int32_t n, const double *__restrict__ ph,
+__global__ void k_bcgs_update(int32_t n, double one,
+                              const double *__restrict__ ph,
                               const double *__restrict__ shat,
                               const double *__restrict__ t,
                               const double *__restrict__ rh, double *x,
@@ -585,9 +709,9 @@ __global__ void k_bcgs_update(int32_t n, const double *__restrict__ ph,
 {
     __shared__ double sh[BLOCK / 32];
     int stop = s->h.stop;
-    double alpha = s->alpha, omega = s->omega;
+    double alpha = s->alpha, omega = s->omega, momega = -omega;
     if (stop == KR_DEV_STOP_S_PENDING) {
-        GRID_STRIDE(i, n) x[i] = alpha * ph[i] + 1.0 * x[i];
+        GRID_STRIDE(i, n) x[i] = alpha * ph[i] + one * x[i];
         if (last_block(&s->h.ticket) && threadIdx.x == 0)
             s->h.stop = KR_DEV_STOP_CHECK;
         return;
@@ -596,8 +720,8 @@ __global__ void k_bcgs_update(int32_t n, const double *__restrict__ ph,
     double rr = 0.0, rho = 0.0;
     GRID_STRIDE(i, n)
     {
-        x[i] = alpha * ph[i] + omega * shat[i] + 1.0 * x[i];
-        double ri = r[i] + -omega * t[i];
+        x[i] = alpha * ph[i] + omega * shat[i] + one * x[i];
+        double ri = r[i] + momega * t[i];
         r[i] = ri;
         rr += ri * ri;
         rho += rh[i] * ri;
@@ -614,13 +738,14 @@ __global__ void k_bcgs_update(int32_t n, const double *__restrict__ ph,
     if (threadIdx.x == 0) kr_bcgs_dev_update(s, rr, rho);
 }
 
-__global__ void k_bcgs_direction(int32_t n, const double *__restrict__ r,
+__global__ void k_bcgs_direction(int32_t n, double one,
+                                 const double *__restrict__ r,
                                  const double *__restrict__ v, double *p,
                                  const kr_bcgs_dev *s)
 {
     if (s->h.stop) return;
     double b = s->beta, c = -s->beta * s->omega;
-    GRID_STRIDE(i, n) p[i] = 1.0 * r[i] + c * v[i] + b * p[i];
+    GRID_STRIDE(i, n) p[i] = one * r[i] + c * v[i] + b * p[i];
 }
 
 #define RED_LAUNCH(ctx, kernel, ...)                                           \
@@ -657,14 +782,14 @@ static kr_status cu_bcgs_update(kr_ctx *ctx, int32_t n, const double *ph,
                                 const double *rh, double *x, double *r,
                                 kr_bcgs_dev *s)
 {
-    RED_LAUNCH(ctx, k_bcgs_update, n, ph, sh, t, rh, x, r, s);
+    RED_LAUNCH(ctx, k_bcgs_update, n, 1.0, ph, sh, t, rh, x, r, s);
     return KR_OK;
 }
 
 static kr_status cu_bcgs_direction(kr_ctx *ctx, int32_t n, const double *r,
                                    const double *v, double *p, kr_bcgs_dev *s)
 {
-    LAUNCH(ctx, n, k_bcgs_direction, n, r, v, p, s);
+    LAUNCH(ctx, n, k_bcgs_direction, n, 1.0, r, v, p, s);
     return KR_OK;
 }
 
@@ -866,6 +991,7 @@ static kr_backend_ops make_ops(void)
     o.cg_alpha = cu_cg_alpha;
     o.cg_update = cu_cg_update;
     o.cg_direction = cu_cg_direction;
+    o.cg_step = cu_cg_step;
     o.bcgs_alpha = cu_bcgs_alpha;
     o.bcgs_s = cu_bcgs_s;
     o.bcgs_omega = cu_bcgs_omega;

@@ -6,8 +6,10 @@
  *
  * With a diagonal M (Jacobi, or none) the scalars stay in backend memory
  * (kr_cg_dev, core/backend.h; the batches in solver/devloop.c): an
- * iteration is four kernels (SpMV, p.q with alpha, the fused update with
- * its norms and the stopping test, the p update) and no host round trip.
+ * iteration is the SpMV and cg_step (p.q and alpha, the fused update with
+ * its norms and the stopping test, the p update: one launch on the GPU
+ * when its blocks fit on the device at once, else three), and no host
+ * round trip.
  * Other preconditioners take the per-iteration path, scalars on the host. */
 #include "core/error.h"
 #include "solver/solver.h"
@@ -108,10 +110,8 @@ static kr_status cg_enqueue(void *arg)
     const kr_backend_ops *op = ctx->ops;
     for (int i = 0; i < c->nb; i++) {
         KR_TRY(kr_spmv(a, 1.0, c->p, 0.0, c->q));
-        KR_TRY(op->cg_alpha(ctx, a->n, c->p, c->q, c->s));
-        KR_TRY(
-            op->cg_update(ctx, a->n, c->p, c->q, a->x, c->r, c->d, c->z, c->s));
-        KR_TRY(op->cg_direction(ctx, a->n, c->zk, c->p, c->s));
+        KR_TRY(op->cg_step(ctx, a->n, c->p, c->q, a->x, c->r, c->d, c->z, c->zk,
+                           c->s));
     }
     return KR_OK;
 }
