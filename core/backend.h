@@ -49,8 +49,10 @@ enum {
     KR_DEV_STOP_RHO = 2,       /* CG: the next rho is < 0 or not finite */
     KR_DEV_STOP_PQ = 3,        /* CG: p.q <= 0 or not finite: no alpha */
     KR_DEV_STOP_BREAKDOWN = 4, /* BiCGSTAB: rho, r0^.v or omega is 0 */
-    KR_DEV_STOP_S_PENDING = 5  /* BiCGSTAB: s met the test, x += alpha p^
+    KR_DEV_STOP_S_PENDING = 5, /* BiCGSTAB: s met the test, x += alpha p^
                                   still to do (bcgs_update does it) */
+    KR_DEV_STOP_HAPPY = 6,     /* GMRES: a happy breakdown ends the cycle */
+    KR_DEV_STOP_CYCLE = 7      /* GMRES: m steps done, the cycle ends */
 };
 
 /* What every method that keeps its scalars in backend memory shares
@@ -163,6 +165,91 @@ static inline KR_HOST_DEVICE void kr_bcgs_dev_update(kr_bcgs_dev *s, double rr,
     s->rho = rho;
 }
 
+/* GMRES(m)'s scalars (gm_step, gm_scale). In backend memory the struct
+ * is followed by H ((m+1) x m, column-major), cs (m), sn (m), g (m+1) and
+ * h2 (m+1): kr_gm_dev_bytes(m) in all. */
+typedef struct kr_gm_dev {
+    kr_dev_head h;
+    int32_t m;     /* the restart length                                  */
+    int32_t j;     /* steps done in this cycle (columns of H rotated)     */
+    int32_t happy; /* the last step ended in a happy breakdown            */
+    int32_t pad;
+    double inv; /* 1 / H(j+1, j) of the last step: v_{j+1}'s scale        */
+} kr_gm_dev;
+
+/* H(j+1,j) below this times the column's norm: A M^-1 v_j lies in the
+ * space already built (round-off level after two orthogonalisations). */
+#define KR_GM_HAPPY_TOL 1e-14
+
+static inline KR_HOST_DEVICE size_t kr_gm_dev_bytes(int m)
+{
+    size_t mm = (size_t)m;
+    return sizeof(kr_gm_dev) + ((mm + 1) * mm + 4 * mm + 2) * sizeof(double);
+}
+static inline KR_HOST_DEVICE double *kr_gm_dev_H(kr_gm_dev *s)
+{
+    return (double *)(s + 1);
+}
+
+/* 1 if H(j+1,j) is negligible against column h: a happy breakdown. */
+static inline KR_HOST_DEVICE int kr_gm_is_happy(const double *h, int j)
+{
+    double s = 0.0;
+    for (int i = 0; i <= j + 1; i++)
+        s += h[i] * h[i];
+    return h[j + 1] <= KR_GM_HAPPY_TOL * sqrt(s);
+}
+
+/* Rotates column h (step j) by the previous rotations, makes the one that
+ * zeroes H(j+1,j) and applies it to g. Returns 0 if R(j,j) would be 0. */
+static inline KR_HOST_DEVICE int kr_gm_givens(double *h, double *cs, double *sn,
+                                              double *g, int j)
+{
+    for (int i = 0; i < j; i++) {
+        double t = cs[i] * h[i] + sn[i] * h[i + 1];
+        h[i + 1] = -sn[i] * h[i] + cs[i] * h[i + 1];
+        h[i] = t;
+    }
+    double d = hypot(h[j], h[j + 1]);
+    if (d == 0.0) return 0;
+    cs[j] = h[j] / d;
+    sn[j] = h[j + 1] / d;
+    h[j] = d;
+    h[j + 1] = 0.0;
+    g[j + 1] = -sn[j] * g[j];
+    g[j] = cs[j] * g[j];
+    return 1;
+}
+
+/* GMRES's step after the two Gram-Schmidt passes: column j = h + h2,
+ * H(j+1,j) = sqrt(vv), the rotations, the residual estimate |g_{j+1}|
+ * recorded and tested; the stop code says how the cycle goes on. */
+static inline KR_HOST_DEVICE void kr_gm_dev_step(kr_gm_dev *s, double vv)
+{
+    int m = s->m, j = s->j;
+    double *H = kr_gm_dev_H(s), *cs = H + (size_t)(m + 1) * (size_t)m;
+    double *sn = cs + m, *g = sn + m, *h2 = g + m + 1;
+    double *h = H + (size_t)j * (size_t)(m + 1);
+    for (int i = 0; i <= j; i++)
+        h[i] += h2[i];
+    h[j + 1] = sqrt(vv);
+    double hn = h[j + 1];
+    int happy = kr_gm_is_happy(h, j);
+    if (!kr_gm_givens(h, cs, sn, g, j)) {
+        s->h.stop = KR_DEV_STOP_BREAKDOWN;
+        return;
+    }
+    s->j = j + 1;
+    s->happy = happy;
+    s->inv = 1.0 / hn;
+    if (kr_dev_record(&s->h, fabs(g[j + 1]), 1))
+        s->h.stop = KR_DEV_STOP_CHECK;
+    else if (happy)
+        s->h.stop = KR_DEV_STOP_HAPPY;
+    else if (j + 1 == m)
+        s->h.stop = KR_DEV_STOP_CYCLE;
+}
+
 typedef struct kr_backend_ops {
     const char *name;
     kr_status (*alloc)(kr_ctx *ctx, void **p, size_t bytes);
@@ -225,6 +312,17 @@ typedef struct kr_backend_ops {
     kr_status (*cg_step)(kr_ctx *ctx, int32_t n, double *p, const double *q,
                          double *x, double *r, const double *d, double *z,
                          const double *zk, kr_cg_dev *s);
+    /* gemv_t and gemv_n with h in backend memory (no host round trip) */
+    kr_status (*gemv_t_dev)(kr_ctx *ctx, int32_t n, int k, const double *V,
+                            int64_t ld, const double *w, double *h);
+    kr_status (*gemv_n_dev)(kr_ctx *ctx, int32_t n, int k, const double *V,
+                            int64_t ld, const double *h, double alpha,
+                            double *w);
+    /* gm_step: kr_gm_dev_step(s, v.v); gm_scale: v = s->inv * v (as
+     * axpby(inv, v, 0, v)) */
+    kr_status (*gm_step)(kr_ctx *ctx, int32_t n, const double *v, kr_gm_dev *s);
+    kr_status (*gm_scale)(kr_ctx *ctx, int32_t n, double *v,
+                          const kr_gm_dev *s);
     /* bcgs_alpha: kr_bcgs_dev_alpha(s, rh.v) */
     kr_status (*bcgs_alpha)(kr_ctx *ctx, int32_t n, const double *rh,
                             const double *v, kr_bcgs_dev *s);

@@ -459,6 +459,24 @@ static kr_status cpu_cg_step(kr_ctx *ctx, int32_t n, double *p, const double *q,
     return cpu_cg_direction(ctx, n, zk, p, s);
 }
 
+static kr_status cpu_gm_step(kr_ctx *ctx, int32_t n, const double *v,
+                             kr_gm_dev *s)
+{
+    if (s->h.stop) return KR_OK;
+    const double *vs[1] = {v};
+    double vv;
+    KR_TRY(cpu_dots(ctx, n, 1, vs, vs, &vv));
+    kr_gm_dev_step(s, vv);
+    return KR_OK;
+}
+
+static kr_status cpu_gm_scale(kr_ctx *ctx, int32_t n, double *v,
+                              const kr_gm_dev *s)
+{
+    if (s->h.stop) return KR_OK;
+    return cpu_axpby(ctx, n, s->inv, v, 0.0, v);
+}
+
 static kr_status cpu_bcgs_alpha(kr_ctx *ctx, int32_t n, const double *rh,
                                 const double *v, kr_bcgs_dev *s)
 {
@@ -569,6 +587,10 @@ static const kr_backend_ops cpu_ops = {
     .cg_update = cpu_cg_update,
     .cg_direction = cpu_cg_direction,
     .cg_step = cpu_cg_step,
+    .gemv_t_dev = cpu_gemv_t,
+    .gemv_n_dev = cpu_gemv_n,
+    .gm_step = cpu_gm_step,
+    .gm_scale = cpu_gm_scale,
     .bcgs_alpha = cpu_bcgs_alpha,
     .bcgs_s = cpu_bcgs_s,
     .bcgs_omega = cpu_bcgs_omega,

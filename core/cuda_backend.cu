@@ -934,6 +934,96 @@ static kr_status cu_gemv_n(kr_ctx *ctx, int32_t n, int k, const double *V,
     return KR_OK;
 }
 
+/* ------------------------------------------ GMRES with device scalars */
+
+/* gemv_t with h in device memory: cu_gemv_t's kernels, no download */
+static kr_status cu_gemv_t_dev(kr_ctx *ctx, int32_t n, int k, const double *V,
+                               int64_t ld, const double *w, double *h)
+{
+    kr_cuda_state *st = kr_cuda(ctx);
+    if (k == 0) return KR_OK;
+    if (n == 0) {
+        KR_CUDA_TRY(ctx,
+                    cudaMemsetAsync(h, 0, (size_t)k * sizeof *h, st->stream));
+        return KR_OK;
+    }
+    int nb = red_blocks(n);
+    double *partial = st->d_scratch + KR_MAX_DOTS;
+    for (int j0 = 0; j0 < k; j0 += GEMV_T_COLS) {
+        int kk = k - j0 < GEMV_T_COLS ? k - j0 : GEMV_T_COLS;
+        k_gemv_t_partial<<<nb, BLOCK, 0, st->stream>>>(n, kk, V + j0 * ld, ld,
+                                                       w, partial);
+        KR_LAUNCH_CHECK(ctx);
+        k_dots_final<<<kk, BLOCK, 0, st->stream>>>(nb, partial, h + j0);
+        KR_LAUNCH_CHECK(ctx);
+    }
+    return KR_OK;
+}
+
+/* k_gemv_n with the coefficients alpha * h[j] made on the device (the
+ * same products as cu_gemv_n's host loop) */
+__global__ void k_gemv_n_dev(int32_t n, int k, const double *__restrict__ V,
+                             int64_t ld, const double *__restrict__ h,
+                             double alpha, double *w)
+{
+    __shared__ double c[GEMV_N_COLS];
+    if (threadIdx.x < k) c[threadIdx.x] = alpha * h[threadIdx.x];
+    __syncthreads();
+    GRID_STRIDE(i, n)
+    {
+        double s = 0.0;
+        for (int j = 0; j < k; j++)
+            s += V[i + j * ld] * c[j];
+        w[i] += s;
+    }
+}
+
+static kr_status cu_gemv_n_dev(kr_ctx *ctx, int32_t n, int k, const double *V,
+                               int64_t ld, const double *h, double alpha,
+                               double *w)
+{
+    for (int j0 = 0; j0 < k; j0 += GEMV_N_COLS) {
+        int kk = k - j0 < GEMV_N_COLS ? k - j0 : GEMV_N_COLS;
+        LAUNCH(ctx, n, k_gemv_n_dev, n, kk, V + j0 * ld, ld, h + j0, alpha, w);
+    }
+    return KR_OK;
+}
+
+__global__ void k_gm_step(int32_t n, const double *__restrict__ v, kr_gm_dev *s,
+                          double *partial)
+{
+    __shared__ double sh[BLOCK / 32];
+    if (s->h.stop) return;
+    double acc = 0.0;
+    GRID_STRIDE(i, n) acc += v[i] * v[i];
+    acc = block_sum(acc, sh);
+    if (threadIdx.x == 0) partial[blockIdx.x] = acc;
+    if (!last_block(&s->h.ticket)) return;
+    acc = final_sum(gridDim.x, partial, sh);
+    if (threadIdx.x == 0) kr_gm_dev_step(s, acc);
+}
+
+static kr_status cu_gm_step(kr_ctx *ctx, int32_t n, const double *v,
+                            kr_gm_dev *s)
+{
+    RED_LAUNCH(ctx, k_gm_step, n, v, s);
+    return KR_OK;
+}
+
+__global__ void k_gm_scale(int32_t n, double *v, const kr_gm_dev *s)
+{
+    if (s->h.stop) return;
+    double a = s->inv;
+    GRID_STRIDE(i, n) v[i] = a * v[i];
+}
+
+static kr_status cu_gm_scale(kr_ctx *ctx, int32_t n, double *v,
+                             const kr_gm_dev *s)
+{
+    LAUNCH(ctx, n, k_gm_scale, n, v, s);
+    return KR_OK;
+}
+
 /* Events around each run; they are created here, outside any iteration. */
 static kr_status cu_time_runs(kr_ctx *ctx, kr_status (*fn)(void *arg),
                               void *arg, int reps, double *times)
@@ -992,6 +1082,10 @@ static kr_backend_ops make_ops(void)
     o.cg_update = cu_cg_update;
     o.cg_direction = cu_cg_direction;
     o.cg_step = cu_cg_step;
+    o.gemv_t_dev = cu_gemv_t_dev;
+    o.gemv_n_dev = cu_gemv_n_dev;
+    o.gm_step = cu_gm_step;
+    o.gm_scale = cu_gm_scale;
     o.bcgs_alpha = cu_bcgs_alpha;
     o.bcgs_s = cu_bcgs_s;
     o.bcgs_omega = cu_bcgs_omega;

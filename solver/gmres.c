@@ -2,18 +2,27 @@
  * solves A M^-1 u = b with x = M^-1 u, so the residual it minimises is the
  * unpreconditioned b - A x. Arnoldi by classical Gram-Schmidt with one
  * re-orthogonalisation (two gemv_t/gemv_n pairs per step, which suits the
- * GPU), Givens rotations on the host; |g_{j+1}| is the residual estimate
- * tested at each step. Only V is stored: M^-1 is applied once to V y at the
- * end of a cycle. Every cycle starts from the true residual b - A x. */
+ * GPU), Givens rotations; |g_{j+1}| is the residual estimate tested at
+ * each step. Only V is stored: M^-1 is applied once to V y at the end of a
+ * cycle. Every cycle starts from the true residual b - A x.
+ *
+ * With the backend's gm_* ops (restart <= KR_GM_DEV_MAX_M) H, the
+ * rotations and g live in backend memory (kr_gm_dev, core/backend.h): a
+ * step enqueues its Gram-Schmidt passes with the coefficients left on the
+ * device, then gm_step (the norm, the rotations, the test) and gm_scale;
+ * the host reads the state back once per batch of 1, 2, 4, ... 16 steps
+ * and runs the stopping test on each estimate, and at the end of a cycle
+ * takes H's first k columns and g back to solve R y = g and update x. */
 #include "core/error.h"
 #include "solver/solver.h"
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
-/* H(j+1,j) below this times the column's norm: A M^-1 v_j lies in the
- * space already built (round-off level after two orthogonalisations). */
-#define GM_HAPPY_TOL 1e-14
+/* Restart lengths whose device state (kr_gm_dev_bytes) is kept: m = 200
+ * needs 330 KB. */
+#define KR_GM_DEV_MAX_M 200
 
 /* The small dense work, on the host, allocated at setup. */
 typedef struct gm_host {
@@ -71,32 +80,14 @@ static kr_status arnoldi(kr_solve_args *a, gm_host *w, double *V, int j,
 /* 1 if H(j+1,j) is negligible against column j: a happy breakdown. */
 static int is_happy(const gm_host *w, int j)
 {
-    const double *h = col(w, j);
-    double s = 0.0;
-    for (int i = 0; i <= j + 1; i++)
-        s += h[i] * h[i];
-    return h[j + 1] <= GM_HAPPY_TOL * sqrt(s);
+    return kr_gm_is_happy(col(w, j), j);
 }
 
-/* Rotates column j by the previous rotations, makes the one that zeroes
- * H(j+1,j) and applies it to g. Returns 0 if R(j,j) would be 0. */
+/* The rotations of column j (kr_gm_givens). Returns 0 if R(j,j) would be
+ * 0. */
 static int givens(gm_host *w, int j)
 {
-    double *h = col(w, j);
-    for (int i = 0; i < j; i++) {
-        double t = w->cs[i] * h[i] + w->sn[i] * h[i + 1];
-        h[i + 1] = -w->sn[i] * h[i] + w->cs[i] * h[i + 1];
-        h[i] = t;
-    }
-    double d = hypot(h[j], h[j + 1]);
-    if (d == 0.0) return 0;
-    w->cs[j] = h[j] / d;
-    w->sn[j] = h[j + 1] / d;
-    h[j] = d;
-    h[j + 1] = 0.0;
-    w->g[j + 1] = -w->sn[j] * w->g[j];
-    w->g[j] = w->cs[j] * w->g[j];
-    return 1;
+    return kr_gm_givens(col(w, j), w->cs, w->sn, w->g, j);
 }
 
 /* x += M^-1 V_k y with R y = g (k columns); t and z are work vectors. */
@@ -149,6 +140,111 @@ static kr_status cycle(kr_solve_args *a, kr_result *res, gm_host *w, double *V,
     return update_x(a, w, V, k, t, z);
 }
 
+/* Steps j0 .. j0+nb-1 of a cycle on the device: what is enqueued at once. */
+typedef struct gm_batch {
+    kr_solve_args *a;
+    gm_host *w;
+    double *V, *z;
+    kr_gm_dev *s; /* backend memory, H etc. after it */
+    int j0, nb;
+} gm_batch;
+
+static kr_status gm_enqueue(void *arg)
+{
+    gm_batch *c = arg;
+    kr_solve_args *a = c->a;
+    kr_ctx *ctx = a->ctx;
+    const kr_backend_ops *op = ctx->ops;
+    int32_t n = a->n, m = c->w->m;
+    double *H = kr_gm_dev_H(c->s), *V = c->V;
+    double *h2 = H + (size_t)(m + 1) * (size_t)m + 3 * (size_t)m + 1;
+    for (int j = c->j0; j < c->j0 + c->nb; j++) {
+        double *v = KR_WORK(V, n, j + 1), *h = H + (size_t)j * (size_t)(m + 1);
+        KR_TRY(kr_pc(a, KR_WORK(V, n, j), c->z));
+        KR_TRY(kr_spmv(a, 1.0, c->z, 0.0, v));
+        KR_TRY(op->gemv_t_dev(ctx, n, j + 1, V, n, v, h));
+        KR_TRY(op->gemv_n_dev(ctx, n, j + 1, V, n, h, -1.0, v));
+        KR_TRY(op->gemv_t_dev(ctx, n, j + 1, V, n, v, h2));
+        KR_TRY(op->gemv_n_dev(ctx, n, j + 1, V, n, h2, -1.0, v));
+        KR_TRY(op->gm_step(ctx, n, v, c->s));
+        KR_TRY(op->gm_scale(ctx, n, v, c->s));
+    }
+    return KR_OK;
+}
+
+/* The host's test on the norms the last batch recorded (from *done on);
+ * ends the cycle (*end) as cycle() would. */
+static kr_status gm_account(kr_solve_args *a, kr_result *res,
+                            const kr_gm_dev *hs, int *done, int *it, int *end,
+                            int *happy)
+{
+    int got = hs->h.done - *done;
+    for (int i = 0; i < got && res->reason == KR_ITERATING; i++) {
+        a->defer_interrupt = i + 1 < got;
+        double rn = hs->h.rnorm[(*done + i) % KR_BATCH_MAX];
+        res->reason = kr_solver_check(a, res, ++*it, rn);
+        a->defer_interrupt = 0;
+        if (res->reason != KR_ITERATING && i + 1 < got)
+            return kr_fail(a->ctx, KR_ERR_DEVICE,
+                           "gmres: the host stopped at iteration %d, the "
+                           "device ran on (internal error)",
+                           a->it0 + *it);
+    }
+    *done = hs->h.done;
+    int stop = hs->h.stop;
+    *end = res->reason != KR_ITERATING || stop != KR_DEV_RUNNING;
+    if (res->reason != KR_ITERATING) return KR_OK;
+    if (stop == KR_DEV_STOP_BREAKDOWN) res->reason = KR_DIVERGED_BREAKDOWN;
+    if (stop == KR_DEV_STOP_HAPPY) *happy = 1;
+    if (stop == KR_DEV_STOP_CHECK)
+        return kr_fail(a->ctx, KR_ERR_DEVICE,
+                       "gmres: the device stopped at iteration %d, the host "
+                       "test did not (internal error)",
+                       a->it0 + *it);
+    return KR_OK;
+}
+
+/* cycle() with H, the rotations and g on the device: batches of steps,
+ * one readback each, then H's first k columns and g come back for the
+ * update of x on the host. */
+static kr_status cycle_dev(kr_solve_args *a, kr_result *res, gm_host *w,
+                           double *V, int *it, double beta, int *happy)
+{
+    kr_ctx *ctx = a->ctx;
+    const kr_backend_ops *op = ctx->ops;
+    int32_t n = a->n;
+    int m = w->m;
+    double *t = KR_WORK(V, n, m + 1), *z = KR_WORK(V, n, m + 2);
+    kr_gm_dev hs;
+    memset(&hs, 0, sizeof hs);
+    kr_dev_head_init(a, &hs.h);
+    hs.m = m;
+    gm_batch c = {.a = a, .w = w, .V = V, .z = z, .s = a->dstate};
+    double *dH = kr_gm_dev_H(c.s);
+    double *dg = dH + (size_t)(m + 1) * (size_t)m + 2 * (size_t)m;
+    KR_TRY(ctx->ops->axpby(ctx, n, 1.0 / beta, V, 0.0, V));
+    KR_TRY(op->upload(ctx, c.s, &hs, sizeof hs));
+    KR_TRY(op->upload(ctx, dg, &beta, sizeof beta));
+    *happy = 0;
+    int done = 0, end = 0, batch = 1;
+    while (!end) {
+        int left = a->opt->maxit - (a->it0 + *it);
+        c.nb = batch < left ? batch : left;
+        if (c.nb > m - c.j0) c.nb = m - c.j0;
+        KR_TRY(gm_enqueue(&c));
+        KR_TRY(op->download(ctx, &hs, c.s, sizeof hs));
+        KR_TRY(gm_account(a, res, &hs, &done, it, &end, happy));
+        c.j0 += c.nb;
+        if (!a->opt->monitor && batch < KR_BATCH_MAX) batch *= 2;
+    }
+    int k = hs.j;
+    if (k == 0 || res->reason == KR_DIVERGED_NANORINF) return KR_OK;
+    KR_TRY(op->download(ctx, w->H, dH,
+                        (size_t)(m + 1) * (size_t)k * sizeof(double)));
+    KR_TRY(op->download(ctx, w->g, dg, (size_t)k * sizeof(double)));
+    return update_x(a, w, V, k, t, z);
+}
+
 /* Restarts until the stopping test ends it. After a cycle the true
  * residual decides: below the tolerance it ends the solve (as a happy
  * breakdown if the cycle ended in one), otherwise the next cycle starts
@@ -159,10 +255,14 @@ static kr_status iterate(kr_solve_args *a, kr_result *res, gm_host *w,
 {
     int it = 0, happy;
     double beta;
+    int dev = a->ctx->ops->gm_step && a->dstate && w->m <= KR_GM_DEV_MAX_M;
     KR_TRY(residual(a, V, &beta));
     res->reason = kr_solver_check(a, res, 0, beta);
     while (res->reason == KR_ITERATING) {
-        KR_TRY(cycle(a, res, w, V, &it, beta, &happy));
+        if (dev)
+            KR_TRY(cycle_dev(a, res, w, V, &it, beta, &happy));
+        else
+            KR_TRY(cycle(a, res, w, V, &it, beta, &happy));
         if (res->reason != KR_ITERATING) break;
         KR_TRY(residual(a, V, &beta));
         if (!isfinite(beta))
@@ -198,9 +298,15 @@ static void gmres_workspace(const kr_solve_options *o, int32_t n, int *nvec,
     *nhost = (mm + 1) * mm + 5 * mm + 2;
 }
 
+static size_t gmres_dstate_bytes(const kr_solve_options *o)
+{
+    return o->restart <= KR_GM_DEV_MAX_M ? kr_gm_dev_bytes(o->restart) : 0;
+}
+
 const kr_solver_ops kr_gmres_ops = {
     .name = "gmres",
     .summary = "restarted GMRES(m), right-preconditioned, for any A",
     .solve = gmres_solve,
     .workspace = gmres_workspace,
+    .dstate_bytes = gmres_dstate_bytes,
 };

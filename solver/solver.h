@@ -55,6 +55,9 @@ typedef struct kr_solver_ops {
      * and nhost doubles of host memory (args->hwork). */
     void (*workspace)(const kr_solve_options *o, int32_t n, int *nvec,
                       size_t *nhost);
+    /* Optional: bytes of backend memory the method keeps its device
+     * scalars in (args->dstate), when more than KR_DSTATE_BYTES. */
+    size_t (*dstate_bytes)(const kr_solve_options *o);
 } kr_solver_ops;
 
 const kr_solver_ops *kr_solver_find(const char *name);

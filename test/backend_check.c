@@ -192,8 +192,59 @@ static void check_gemv(bufs *b, double tol)
         b->ref[i] = b->h[3][i] - 2.0 * s;
     }
     expect(b, 3, tol, "gemv_n");
+    /* the _dev forms, h in backend memory: the same numbers bit for bit */
+    double *dh, hdev[3], *out = malloc(((size_t)n + 1) * 8);
+    ck_assert_int_eq(kr_dev_zeros(ctx, 3, &dh), KR_OK);
+    ck_assert_int_eq(ctx->ops->download(ctx, out, b->d[3], (size_t)n * 8),
+                     KR_OK); /* gemv_n's result */
+    reset(b, 3, 0);
+    ck_assert_int_eq(ctx->ops->gemv_t_dev(ctx, n, k, V, n, b->d[3], dh), KR_OK);
+    ck_assert_int_eq(ctx->ops->download(ctx, hdev, dh, sizeof hdev), KR_OK);
+    ck_assert(!memcmp(hdev, h, sizeof h));
+    ck_assert_int_eq(ctx->ops->upload(ctx, dh, hin, sizeof hin), KR_OK);
+    ck_assert_int_eq(ctx->ops->gemv_n_dev(ctx, n, k, V, n, dh, -2.0, b->d[3]),
+                     KR_OK);
+    memcpy(b->ref, out, (size_t)n * 8);
+    expect(b, 3, 0.0, "gemv_n_dev");
+    free(out);
+    kr_dev_free(ctx, dh);
     reset(b, 3, 0);
     kr_dev_free(ctx, V);
+}
+
+/* gm_step against kr_gm_dev_step on the host with v.v from dots, and
+ * gm_scale: m = 3, step j = 1, H's column 1 and h2 from the random data. */
+static void check_gm_ops(bufs *b)
+{
+    kr_ctx *ctx = b->ctx;
+    int32_t n = b->n;
+    int m = 3;
+    size_t bytes = kr_gm_dev_bytes(m);
+    kr_gm_dev *hs = calloc(1, bytes), *got = calloc(1, bytes), *ds;
+    hs->m = m, hs->j = 1, hs->h.div = INFINITY;
+    double *H = kr_gm_dev_H(hs), *cs = H + (m + 1) * m, *sn = cs + m;
+    double *g = sn + m, *h2 = g + m + 1;
+    for (int i = 0; i < 4; i++)
+        H[(m + 1) + i] = 1.0 + 0.1 * i, h2[i] = 0.25 * i;
+    cs[0] = 0.6, sn[0] = 0.8, g[0] = 0.3, g[1] = -0.4;
+    ck_assert_int_eq(kr_dev_zeros(ctx, bytes / 8 + 1, (double **)&ds), KR_OK);
+    ck_assert_int_eq(ctx->ops->upload(ctx, ds, hs, bytes), KR_OK);
+    ck_assert_int_eq(ctx->ops->gm_step(ctx, n, b->d[0], ds), KR_OK);
+    ck_assert_int_eq(ctx->ops->download(ctx, got, ds, bytes), KR_OK);
+    const double *vs[1] = {b->d[0]};
+    double vv;
+    ck_assert_int_eq(ctx->ops->dots(ctx, n, 1, vs, vs, &vv), KR_OK);
+    kr_gm_dev_step(hs, vv);
+    ck_assert_msg(!memcmp(hs, got, bytes), "gm_step n=%d", n);
+    ck_assert_int_eq(got->j, 2);
+    ck_assert_int_eq(ctx->ops->gm_scale(ctx, n, b->d[1], ds), KR_OK);
+    for (int32_t i = 0; i < n; i++)
+        b->ref[i] = got->inv * b->h[1][i];
+    expect(b, 1, 0.0, "gm_scale");
+    reset(b, 1, 0);
+    kr_dev_free(ctx, ds);
+    free(hs);
+    free(got);
 }
 
 /* d[0] as the diagonal (or the identity), then the same with axpy2 + dots */
@@ -546,6 +597,7 @@ void kt_check_backend(kr_ctx *ctx, int32_t n, uint64_t seed, double tol)
     check_cg_ops(&b, tol, 0);
     check_cg_ops(&b, tol, 1);
     check_cg_step(&b);
+    check_gm_ops(&b);
     check_bcgs_ops(&b, tol);
     bufs_free(&b);
 }
