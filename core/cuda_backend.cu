@@ -936,7 +936,37 @@ static kr_status cu_gemv_n(kr_ctx *ctx, int32_t n, int k, const double *V,
 
 /* ------------------------------------------ GMRES with device scalars */
 
-/* gemv_t with h in device memory: cu_gemv_t's kernels, no download */
+/* k_gemv_t_partial for up to GEMV_T_DEV_COLS columns in one launch, in
+ * chunks of GEMV_T_COLS: each column's sum runs in the same order as in
+ * k_gemv_t_partial, so h is the same bit for bit */
+#define GEMV_T_DEV_COLS 32
+__global__ void k_gemv_t_dev(int32_t n, int k, const double *__restrict__ V,
+                             int64_t ld, const double *__restrict__ w,
+                             double *partial)
+{
+    __shared__ double sh[BLOCK / 32];
+    for (int j0 = 0; j0 < k; j0 += GEMV_T_COLS) {
+        double s[GEMV_T_COLS];
+        for (int j = 0; j < GEMV_T_COLS; j++)
+            s[j] = 0.0;
+        const double *Vc = V + j0 * ld;
+        int kk = k - j0;
+        GRID_STRIDE(i, n)
+        {
+            double wi = w[i];
+            for (int j = 0; j < GEMV_T_COLS; j++)
+                if (j < kk) s[j] += Vc[i + j * ld] * wi;
+        }
+        for (int j = 0; j < GEMV_T_COLS; j++) {
+            if (j >= kk) break;
+            double t = block_sum(s[j], sh);
+            if (threadIdx.x == 0)
+                partial[(j0 + j) * gridDim.x + blockIdx.x] = t;
+        }
+    }
+}
+
+/* gemv_t with h in device memory: two launches per 32 columns */
 static kr_status cu_gemv_t_dev(kr_ctx *ctx, int32_t n, int k, const double *V,
                                int64_t ld, const double *w, double *h)
 {
@@ -949,10 +979,10 @@ static kr_status cu_gemv_t_dev(kr_ctx *ctx, int32_t n, int k, const double *V,
     }
     int nb = red_blocks(n);
     double *partial = st->d_scratch + KR_MAX_DOTS;
-    for (int j0 = 0; j0 < k; j0 += GEMV_T_COLS) {
-        int kk = k - j0 < GEMV_T_COLS ? k - j0 : GEMV_T_COLS;
-        k_gemv_t_partial<<<nb, BLOCK, 0, st->stream>>>(n, kk, V + j0 * ld, ld,
-                                                       w, partial);
+    for (int j0 = 0; j0 < k; j0 += GEMV_T_DEV_COLS) {
+        int kk = k - j0 < GEMV_T_DEV_COLS ? k - j0 : GEMV_T_DEV_COLS;
+        k_gemv_t_dev<<<nb, BLOCK, 0, st->stream>>>(n, kk, V + j0 * ld, ld, w,
+                                                   partial);
         KR_LAUNCH_CHECK(ctx);
         k_dots_final<<<kk, BLOCK, 0, st->stream>>>(nb, partial, h + j0);
         KR_LAUNCH_CHECK(ctx);

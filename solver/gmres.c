@@ -140,6 +140,17 @@ static kr_status cycle(kr_solve_args *a, kr_result *res, gm_host *w, double *V,
     return update_x(a, w, V, k, t, z);
 }
 
+/* The CUDA graphs of one run: every cycle enqueues the same batches of
+ * steps (j0, nb), so batch i of a cycle is captured once, in the second
+ * cycle (a solve of one cycle pays no capture), and replayed after. */
+#define GM_GRAPHS 12
+typedef struct gm_graphs {
+    int on;    /* library operators, no monitor */
+    int cycle; /* cycles begun in this run */
+    void *slot[GM_GRAPHS];
+    int j0[GM_GRAPHS], nb[GM_GRAPHS];
+} gm_graphs;
+
 /* Steps j0 .. j0+nb-1 of a cycle on the device: what is enqueued at once. */
 typedef struct gm_batch {
     kr_solve_args *a;
@@ -207,8 +218,22 @@ static kr_status gm_account(kr_solve_args *a, kr_result *res,
 /* cycle() with H, the rotations and g on the device: batches of steps,
  * one readback each, then H's first k columns and g come back for the
  * update of x on the host. */
+/* Batch number bi of the cycle: replayed, captured or run directly. */
+static kr_status gm_run_batch(kr_ctx *ctx, gm_graphs *gg, int bi, gm_batch *c)
+{
+    if (!gg->on || gg->cycle < 2 || bi >= GM_GRAPHS) return gm_enqueue(c);
+    if (!gg->slot[bi]) {
+        gg->j0[bi] = c->j0;
+        gg->nb[bi] = c->nb;
+    } else if (gg->j0[bi] != c->j0 || gg->nb[bi] != c->nb) {
+        return gm_enqueue(c); /* cut short by maxit: another batch */
+    }
+    return ctx->ops->replay(ctx, &gg->slot[bi], gm_enqueue, c);
+}
+
 static kr_status cycle_dev(kr_solve_args *a, kr_result *res, gm_host *w,
-                           double *V, int *it, double beta, int *happy)
+                           double *V, int *it, double beta, int *happy,
+                           gm_graphs *gg)
 {
     kr_ctx *ctx = a->ctx;
     const kr_backend_ops *op = ctx->ops;
@@ -226,12 +251,13 @@ static kr_status cycle_dev(kr_solve_args *a, kr_result *res, gm_host *w,
     KR_TRY(op->upload(ctx, c.s, &hs, sizeof hs));
     KR_TRY(op->upload(ctx, dg, &beta, sizeof beta));
     *happy = 0;
+    gg->cycle++;
     int done = 0, end = 0, batch = 1;
-    while (!end) {
+    for (int bi = 0; !end; bi++) {
         int left = a->opt->maxit - (a->it0 + *it);
         c.nb = batch < left ? batch : left;
         if (c.nb > m - c.j0) c.nb = m - c.j0;
-        KR_TRY(gm_enqueue(&c));
+        KR_TRY(gm_run_batch(ctx, gg, bi, &c));
         KR_TRY(op->download(ctx, &hs, c.s, sizeof hs));
         KR_TRY(gm_account(a, res, &hs, &done, it, &end, happy));
         c.j0 += c.nb;
@@ -256,15 +282,23 @@ static kr_status iterate(kr_solve_args *a, kr_result *res, gm_host *w,
     int it = 0, happy;
     double beta;
     int dev = a->ctx->ops->gm_step && a->dstate && w->m <= KR_GM_DEV_MAX_M;
+    gm_graphs gg;
+    memset(&gg, 0, sizeof gg);
+    /* a user's callback may do what a capture cannot; a monitor makes
+     * every batch one step */
+    gg.on = !kr_matrix_is_user(a->A) && !kr_precond_is_user(a->P) &&
+            !a->opt->monitor;
+    kr_status st = KR_OK;
     KR_TRY(residual(a, V, &beta));
     res->reason = kr_solver_check(a, res, 0, beta);
     while (res->reason == KR_ITERATING) {
         if (dev)
-            KR_TRY(cycle_dev(a, res, w, V, &it, beta, &happy));
+            st = cycle_dev(a, res, w, V, &it, beta, &happy, &gg);
         else
-            KR_TRY(cycle(a, res, w, V, &it, beta, &happy));
-        if (res->reason != KR_ITERATING) break;
-        KR_TRY(residual(a, V, &beta));
+            st = cycle(a, res, w, V, &it, beta, &happy);
+        if (st != KR_OK || res->reason != KR_ITERATING) break;
+        st = residual(a, V, &beta);
+        if (st != KR_OK) break;
         if (!isfinite(beta))
             res->reason = KR_DIVERGED_NANORINF;
         else if (kr_solver_converged(a, beta))
@@ -272,7 +306,9 @@ static kr_status iterate(kr_solve_args *a, kr_result *res, gm_host *w,
                           : beta <= a->opt->atol ? KR_CONVERGED_ATOL
                                                  : KR_CONVERGED_RTOL;
     }
-    return KR_OK;
+    for (int i = 0; i < GM_GRAPHS; i++)
+        a->ctx->ops->replay_free(a->ctx, gg.slot[i]);
+    return st;
 }
 
 static kr_status gmres_solve(kr_solve_args *a, kr_result *res)
