@@ -318,6 +318,16 @@ typedef struct kr_backend_ops {
     kr_status (*gemv_n_dev)(kr_ctx *ctx, int32_t n, int k, const double *V,
                             int64_t ld, const double *h, double alpha,
                             double *w);
+    /* gemv_nt_dev: gemv_n_dev(alpha, h, w), then h2 = V^T w (gemv_t_dev),
+     * in one pass over V on the GPU for k <= 32 */
+    kr_status (*gemv_nt_dev)(kr_ctx *ctx, int32_t n, int k, const double *V,
+                             int64_t ld, const double *h, double alpha,
+                             double *w, double *h2);
+    /* gm_update_step: w -= V h (gemv_n_dev), then gm_step(w); one pass on
+     * the GPU for k <= 32 */
+    kr_status (*gm_update_step)(kr_ctx *ctx, int32_t n, int k, const double *V,
+                                int64_t ld, const double *h, double *w,
+                                kr_gm_dev *s);
     /* gm_step: kr_gm_dev_step(s, v.v); gm_scale: v = s->inv * v (as
      * axpby(inv, v, 0, v)) */
     kr_status (*gm_step)(kr_ctx *ctx, int32_t n, const double *v, kr_gm_dev *s);

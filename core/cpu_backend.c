@@ -470,6 +470,23 @@ static kr_status cpu_gm_step(kr_ctx *ctx, int32_t n, const double *v,
     return KR_OK;
 }
 
+static kr_status cpu_gemv_nt_dev(kr_ctx *ctx, int32_t n, int k, const double *V,
+                                 int64_t ld, const double *h, double alpha,
+                                 double *w, double *h2)
+{
+    KR_TRY(cpu_gemv_n(ctx, n, k, V, ld, h, alpha, w));
+    return cpu_gemv_t(ctx, n, k, V, ld, w, h2);
+}
+
+static kr_status cpu_gm_update_step(kr_ctx *ctx, int32_t n, int k,
+                                    const double *V, int64_t ld,
+                                    const double *h, double *w, kr_gm_dev *s)
+{
+    if (s->h.stop) return KR_OK;
+    KR_TRY(cpu_gemv_n(ctx, n, k, V, ld, h, -1.0, w));
+    return cpu_gm_step(ctx, n, w, s);
+}
+
 static kr_status cpu_gm_scale(kr_ctx *ctx, int32_t n, double *v,
                               const kr_gm_dev *s)
 {
@@ -590,6 +607,8 @@ static const kr_backend_ops cpu_ops = {
     .gemv_t_dev = cpu_gemv_t,
     .gemv_n_dev = cpu_gemv_n,
     .gm_step = cpu_gm_step,
+    .gemv_nt_dev = cpu_gemv_nt_dev,
+    .gm_update_step = cpu_gm_update_step,
     .gm_scale = cpu_gm_scale,
     .bcgs_alpha = cpu_bcgs_alpha,
     .bcgs_s = cpu_bcgs_s,

@@ -1047,6 +1047,125 @@ __global__ void k_gm_scale(int32_t n, double *v, const kr_gm_dev *s)
     GRID_STRIDE(i, n) v[i] = a * v[i];
 }
 
+/* One pass over the first k <= 32 columns of V for each row i: with UPD,
+ * w_i += sum_j V_ij c_j first (c = alpha h, gemv_n's sum), then either
+ * each column's V_ij w_i (GM_COLS) or w_i^2 (GM_NORM) into per-thread sums;
+ * the last block (s->h.ticket) finishes: one warp per column adds the
+ * blocks' partials in order (GM_COLS, into hout), or gm_step (GM_NORM). */
+enum { GM_COLS, GM_NORM };
+#define GM_FUSED_COLS 32
+
+template <int UPD, int OUT>
+__global__ void k_gm_pass(int32_t n, int k, const double *__restrict__ V,
+                          int64_t ld, const double *__restrict__ h,
+                          double alpha, double *w, double *hout, kr_gm_dev *s,
+                          double *partial)
+{
+    __shared__ double c[GM_FUSED_COLS];
+    __shared__ double sh[BLOCK / 32];
+    if (OUT == GM_NORM && s->h.stop) return;
+    if (UPD && threadIdx.x < k) c[threadIdx.x] = alpha * h[threadIdx.x];
+    __syncthreads();
+    const int nacc = OUT == GM_COLS ? GM_FUSED_COLS : 1;
+    double acc[nacc];
+#pragma unroll
+    for (int j = 0; j < nacc; j++)
+        acc[j] = 0.0;
+    GRID_STRIDE(i, n)
+    {
+        double wi = w[i];
+        if (UPD) {
+            double t = 0.0;
+            for (int j = 0; j < k; j++)
+                t += V[i + j * ld] * c[j];
+            wi += t;
+            w[i] = wi;
+        }
+        if (OUT == GM_NORM) {
+            acc[0] += wi * wi;
+        } else {
+#pragma unroll
+            for (int j = 0; j < GM_FUSED_COLS; j++)
+                if (j < k) acc[j] += V[i + j * ld] * wi;
+        }
+    }
+    int ncol = OUT == GM_COLS ? k : 1;
+#pragma unroll
+    for (int j = 0; j < nacc; j++) {
+        if (j >= ncol) break;
+        double t = block_sum(acc[j], sh);
+        if (threadIdx.x == 0) partial[j * gridDim.x + blockIdx.x] = t;
+    }
+    if (!last_block(&s->h.ticket)) return;
+    if (OUT == GM_NORM) {
+        double vv = final_sum(gridDim.x, partial, sh);
+        if (threadIdx.x == 0) kr_gm_dev_step(s, vv);
+        return;
+    }
+    int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    for (int j = warp; j < k; j += BLOCK / 32) {
+        double t = 0.0;
+        for (int b = lane; b < (int)gridDim.x; b += 32)
+            t += __ldcg(partial + j * gridDim.x + b);
+        for (int off = 16; off > 0; off /= 2)
+            t += __shfl_down_sync(~0u, t, off);
+        if (lane == 0) hout[j] = t;
+    }
+}
+
+/* A head whose only use is the ticket of the column passes, at the end of
+ * the scratch (zeroed at set-up; last_block leaves it zero). */
+static kr_gm_dev *gm_ticket(kr_cuda_state *st)
+{
+    return (kr_gm_dev *)(st->d_scratch + KR_CUDA_SCRATCH -
+                         sizeof(kr_gm_dev) / sizeof(double) - 1);
+}
+
+/* h = V^T w for k <= 32 columns in one launch (else cu_gemv_t_dev) */
+static kr_status cu_gemv_t_dev1(kr_ctx *ctx, int32_t n, int k, const double *V,
+                                int64_t ld, const double *w, double *h)
+{
+    kr_cuda_state *st = kr_cuda(ctx);
+    if (k > GM_FUSED_COLS || n == 0 || k == 0)
+        return cu_gemv_t_dev(ctx, n, k, V, ld, w, h);
+    k_gm_pass<0, GM_COLS><<<red_blocks(n), BLOCK, 0, st->stream>>>(
+        n, k, V, ld, NULL, 0.0, (double *)w, h, gm_ticket(st),
+        st->d_scratch + KR_MAX_DOTS);
+    KR_LAUNCH_CHECK(ctx);
+    return KR_OK;
+}
+
+static kr_status cu_gemv_nt_dev(kr_ctx *ctx, int32_t n, int k, const double *V,
+                                int64_t ld, const double *h, double alpha,
+                                double *w, double *h2)
+{
+    kr_cuda_state *st = kr_cuda(ctx);
+    if (k > GM_FUSED_COLS || n == 0) {
+        KR_TRY(cu_gemv_n_dev(ctx, n, k, V, ld, h, alpha, w));
+        return cu_gemv_t_dev(ctx, n, k, V, ld, w, h2);
+    }
+    k_gm_pass<1, GM_COLS><<<red_blocks(n), BLOCK, 0, st->stream>>>(
+        n, k, V, ld, h, alpha, w, h2, gm_ticket(st),
+        st->d_scratch + KR_MAX_DOTS);
+    KR_LAUNCH_CHECK(ctx);
+    return KR_OK;
+}
+
+static kr_status cu_gm_update_step(kr_ctx *ctx, int32_t n, int k,
+                                   const double *V, int64_t ld, const double *h,
+                                   double *w, kr_gm_dev *s)
+{
+    kr_cuda_state *st = kr_cuda(ctx);
+    if (k > GM_FUSED_COLS) {
+        KR_TRY(cu_gemv_n_dev(ctx, n, k, V, ld, h, -1.0, w));
+        return cu_gm_step(ctx, n, w, s);
+    }
+    k_gm_pass<1, GM_NORM><<<red_blocks(n), BLOCK, 0, st->stream>>>(
+        n, k, V, ld, h, -1.0, w, NULL, s, st->d_scratch + KR_MAX_DOTS);
+    KR_LAUNCH_CHECK(ctx);
+    return KR_OK;
+}
+
 static kr_status cu_gm_scale(kr_ctx *ctx, int32_t n, double *v,
                              const kr_gm_dev *s)
 {
@@ -1112,9 +1231,11 @@ static kr_backend_ops make_ops(void)
     o.cg_update = cu_cg_update;
     o.cg_direction = cu_cg_direction;
     o.cg_step = cu_cg_step;
-    o.gemv_t_dev = cu_gemv_t_dev;
+    o.gemv_t_dev = cu_gemv_t_dev1;
     o.gemv_n_dev = cu_gemv_n_dev;
     o.gm_step = cu_gm_step;
+    o.gemv_nt_dev = cu_gemv_nt_dev;
+    o.gm_update_step = cu_gm_update_step;
     o.gm_scale = cu_gm_scale;
     o.bcgs_alpha = cu_bcgs_alpha;
     o.bcgs_s = cu_bcgs_s;
@@ -1188,6 +1309,10 @@ static kr_status create_handles(kr_ctx *ctx, kr_cuda_state *st)
     KR_TRY(create_pool(ctx, st));
     KR_TRY(cu_alloc(ctx, (void **)&st->d_scratch,
                     KR_CUDA_SCRATCH * sizeof(double)));
+    /* the tail holds the ticket of k_gm_pass's column passes: zero */
+    KR_CUDA_TRY(ctx,
+                cudaMemsetAsync(st->d_scratch, 0,
+                                KR_CUDA_SCRATCH * sizeof(double), st->stream));
     KR_CUDA_TRY(ctx, cudaMallocHost((void **)&st->h_scratch,
                                     KR_CUDA_SCRATCH * sizeof(double)));
     return KR_OK;

@@ -9,7 +9,9 @@
  * With the backend's gm_* ops (restart <= KR_GM_DEV_MAX_M) H, the
  * rotations and g live in backend memory (kr_gm_dev, core/backend.h): a
  * step enqueues its Gram-Schmidt passes with the coefficients left on the
- * device, then gm_step (the norm, the rotations, the test) and gm_scale;
+ * device (h = V^T v; v -= V h with h2 = V^T v in the same pass; v -= V h2
+ * with ||v||, the rotations and the test: three launches on the GPU up to
+ * 32 columns), then gm_scale;
  * the host reads the state back once per batch of 1, 2, 4, ... 16 steps
  * and runs the stopping test on each estimate, and at the end of a cycle
  * takes H's first k columns and g back to solve R y = g and update x. */
@@ -174,10 +176,8 @@ static kr_status gm_enqueue(void *arg)
         KR_TRY(kr_pc(a, KR_WORK(V, n, j), c->z));
         KR_TRY(kr_spmv(a, 1.0, c->z, 0.0, v));
         KR_TRY(op->gemv_t_dev(ctx, n, j + 1, V, n, v, h));
-        KR_TRY(op->gemv_n_dev(ctx, n, j + 1, V, n, h, -1.0, v));
-        KR_TRY(op->gemv_t_dev(ctx, n, j + 1, V, n, v, h2));
-        KR_TRY(op->gemv_n_dev(ctx, n, j + 1, V, n, h2, -1.0, v));
-        KR_TRY(op->gm_step(ctx, n, v, c->s));
+        KR_TRY(op->gemv_nt_dev(ctx, n, j + 1, V, n, h, -1.0, v, h2));
+        KR_TRY(op->gm_update_step(ctx, n, j + 1, V, n, h2, v, c->s));
         KR_TRY(op->gm_scale(ctx, n, v, c->s));
     }
     return KR_OK;
