@@ -6,7 +6,7 @@
  * each step. Only V is stored: M^-1 is applied once to V y at the end of a
  * cycle. Every cycle starts from the true residual b - A x.
  *
- * With the backend's gm_* ops (restart <= KR_GM_DEV_MAX_M) H, the
+ * With the backend's gm_* ops (restart <= KR_GM_DEV_MAX_M = 32) H, the
  * rotations and g live in backend memory (kr_gm_dev, core/backend.h): a
  * step enqueues its Gram-Schmidt passes with the coefficients left on the
  * device (h = V^T v; v -= V h with h2 = V^T v in the same pass; v -= V h2
@@ -22,9 +22,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Restart lengths whose device state (kr_gm_dev_bytes) is kept: m = 200
- * needs 330 KB. */
-#define KR_GM_DEV_MAX_M 200
+/* Restart lengths run with the scalars on the device: up to 32, where a
+ * step's Gram-Schmidt passes are single launches (gemv_nt_dev,
+ * gm_update_step); longer restarts take the host path. */
+#define KR_GM_DEV_MAX_M 32
 
 /* The small dense work, on the host, allocated at setup. */
 typedef struct gm_host {
