@@ -11,6 +11,7 @@
 
 #include "krylov.h"
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -36,6 +37,218 @@ static inline KR_HOST_DEVICE double kr_hash_uniform(uint64_t seed, int64_t i)
 
 /* Largest number of dot products fused into one pass by `dots`. */
 #define KR_MAX_DOTS 4
+
+/* Iterations a method may run on the device between two readbacks. */
+#define KR_BATCH_MAX 16
+
+/* Why a device-side iteration stopped (kr_dev_head.stop). */
+enum {
+    KR_DEV_RUNNING = 0,
+    KR_DEV_STOP_CHECK = 1,     /* the last norm recorded met the stopping
+                                  test: converged, NaN/Inf or dtol */
+    KR_DEV_STOP_RHO = 2,       /* CG: the next rho is < 0 or not finite */
+    KR_DEV_STOP_PQ = 3,        /* CG: p.q <= 0 or not finite: no alpha */
+    KR_DEV_STOP_BREAKDOWN = 4, /* BiCGSTAB: rho, r0^.v or omega is 0 */
+    KR_DEV_STOP_S_PENDING = 5, /* BiCGSTAB: s met the test, x += alpha p^
+                                  still to do (bcgs_update does it) */
+    KR_DEV_STOP_HAPPY = 6,     /* GMRES: a happy breakdown ends the cycle */
+    KR_DEV_STOP_CYCLE = 7      /* GMRES: m steps done, the cycle ends */
+};
+
+/* What every method that keeps its scalars in backend memory shares
+ * (first member of kr_cg_dev, kr_bcgs_dev). The host sets the thresholds
+ * before a run and reads the struct back after each batch of iterations:
+ * `rnorm[i % KR_BATCH_MAX]` holds the norm of the i-th iteration recorded,
+ * so the host runs the stopping test, the monitor and the history on the
+ * very numbers a per-iteration run would see. Once `stop` is set, every
+ * later op returns at once: x stays at the iteration that stopped. */
+typedef struct kr_dev_head {
+    double atol;     /* converged when ||r|| <= atol or ||r|| <= rtol_b    */
+    double rtol_b;   /* rtol * ||b||                                       */
+    double div;      /* diverged when ||r|| > div (dtol * max(||b||, ||r0||),
+                        or +Inf when dtol is 0)                            */
+    int32_t done;    /* norms recorded since the run began                 */
+    int32_t stop;    /* KR_DEV_*                                           */
+    uint32_t ticket; /* grid-wide reductions: blocks finished (GPU only,
+                        zero between ops)                                */
+    uint32_t phase;  /* grid-wide barriers: generation (GPU only)        */
+    double rnorm[KR_BATCH_MAX];
+} kr_dev_head;
+
+/* CG's scalars (cg_alpha, cg_update, cg_direction). */
+typedef struct kr_cg_dev {
+    kr_dev_head h;
+    double rho;   /* r.z of the last update                              */
+    double alpha; /* rho / p.q of the current iteration                  */
+    double beta;  /* rho' / rho                                          */
+    double pq;    /* p.q of the current iteration                        */
+} kr_cg_dev;
+
+/* BiCGSTAB's scalars (bcgs_alpha, bcgs_s, bcgs_omega, bcgs_update,
+ * bcgs_direction). */
+typedef struct kr_bcgs_dev {
+    kr_dev_head h;
+    double rho;   /* r0^.r                                               */
+    double alpha; /* rho / r0^.v                                         */
+    double omega; /* t.s / t.t (0 when t.t is 0)                         */
+    double beta;  /* (rho'/rho) (alpha/omega)                            */
+} kr_bcgs_dev;
+
+/* Records ||r|| = rn; 1 when it meets the stopping test (dtol only with
+ * `div`). */
+static inline KR_HOST_DEVICE int kr_dev_record(kr_dev_head *h, double rn,
+                                               int div)
+{
+    h->rnorm[h->done++ % KR_BATCH_MAX] = rn;
+    return !isfinite(rn) || rn <= h->atol || rn <= h->rtol_b ||
+           (div && rn > h->div);
+}
+
+/* The scalar steps of the ops below, one code for both backends. */
+static inline KR_HOST_DEVICE void kr_cg_dev_alpha(kr_cg_dev *s, double pq)
+{
+    s->pq = pq;
+    if (pq > 0)
+        s->alpha = s->rho / pq;
+    else
+        s->h.stop = KR_DEV_STOP_PQ;
+}
+
+static inline KR_HOST_DEVICE void kr_cg_dev_update(kr_cg_dev *s, double rz,
+                                                   double rr)
+{
+    if (kr_dev_record(&s->h, sqrt(rr), 1)) {
+        s->h.stop = KR_DEV_STOP_CHECK;
+        return;
+    }
+    s->beta = rz / s->rho;
+    s->rho = rz;
+    if (rz < 0 || !isfinite(rz)) s->h.stop = KR_DEV_STOP_RHO;
+}
+
+static inline KR_HOST_DEVICE void kr_bcgs_dev_alpha(kr_bcgs_dev *s, double rv)
+{
+    if (s->rho == 0.0 || rv == 0.0)
+        s->h.stop = KR_DEV_STOP_BREAKDOWN;
+    else
+        s->alpha = s->rho / rv;
+}
+
+/* s.s: s meets the test (no dtol) and, when finite, x takes alpha p^ */
+static inline KR_HOST_DEVICE void kr_bcgs_dev_s(kr_bcgs_dev *s, double ss)
+{
+    if (!isfinite(ss) || sqrt(ss) <= s->h.atol || sqrt(ss) <= s->h.rtol_b) {
+        kr_dev_record(&s->h, sqrt(ss), 0);
+        s->h.stop = isfinite(ss) ? KR_DEV_STOP_S_PENDING : KR_DEV_STOP_CHECK;
+    }
+}
+
+static inline KR_HOST_DEVICE void kr_bcgs_dev_omega(kr_bcgs_dev *s, double ts,
+                                                    double tt)
+{
+    s->omega = tt == 0.0 ? 0.0 : ts / tt;
+}
+
+/* after r = s - omega t: r.r and r0^.r */
+static inline KR_HOST_DEVICE void kr_bcgs_dev_update(kr_bcgs_dev *s, double rr,
+                                                     double rho)
+{
+    if (kr_dev_record(&s->h, sqrt(rr), 1)) {
+        s->h.stop = KR_DEV_STOP_CHECK;
+        return;
+    }
+    if (s->omega == 0.0) {
+        s->h.stop = KR_DEV_STOP_BREAKDOWN;
+        return;
+    }
+    s->beta = (rho / s->rho) * (s->alpha / s->omega);
+    s->rho = rho;
+}
+
+/* GMRES(m)'s scalars (gm_step, gm_scale). In backend memory the struct
+ * is followed by H ((m+1) x m, column-major), cs (m), sn (m), g (m+1) and
+ * h2 (m+1): kr_gm_dev_bytes(m) in all. */
+typedef struct kr_gm_dev {
+    kr_dev_head h;
+    int32_t m;     /* the restart length                                  */
+    int32_t j;     /* steps done in this cycle (columns of H rotated)     */
+    int32_t happy; /* the last step ended in a happy breakdown            */
+    int32_t pad;
+    double inv; /* 1 / H(j+1, j) of the last step: v_{j+1}'s scale        */
+} kr_gm_dev;
+
+/* H(j+1,j) below this times the column's norm: A M^-1 v_j lies in the
+ * space already built (round-off level after two orthogonalisations). */
+#define KR_GM_HAPPY_TOL 1e-14
+
+static inline KR_HOST_DEVICE size_t kr_gm_dev_bytes(int m)
+{
+    size_t mm = (size_t)m;
+    return sizeof(kr_gm_dev) + ((mm + 1) * mm + 4 * mm + 2) * sizeof(double);
+}
+static inline KR_HOST_DEVICE double *kr_gm_dev_H(kr_gm_dev *s)
+{
+    return (double *)(s + 1);
+}
+
+/* 1 if H(j+1,j) is negligible against column h: a happy breakdown. */
+static inline KR_HOST_DEVICE int kr_gm_is_happy(const double *h, int j)
+{
+    double s = 0.0;
+    for (int i = 0; i <= j + 1; i++)
+        s += h[i] * h[i];
+    return h[j + 1] <= KR_GM_HAPPY_TOL * sqrt(s);
+}
+
+/* Rotates column h (step j) by the previous rotations, makes the one that
+ * zeroes H(j+1,j) and applies it to g. Returns 0 if R(j,j) would be 0. */
+static inline KR_HOST_DEVICE int kr_gm_givens(double *h, double *cs, double *sn,
+                                              double *g, int j)
+{
+    for (int i = 0; i < j; i++) {
+        double t = cs[i] * h[i] + sn[i] * h[i + 1];
+        h[i + 1] = -sn[i] * h[i] + cs[i] * h[i + 1];
+        h[i] = t;
+    }
+    double d = hypot(h[j], h[j + 1]);
+    if (d == 0.0) return 0;
+    cs[j] = h[j] / d;
+    sn[j] = h[j + 1] / d;
+    h[j] = d;
+    h[j + 1] = 0.0;
+    g[j + 1] = -sn[j] * g[j];
+    g[j] = cs[j] * g[j];
+    return 1;
+}
+
+/* GMRES's step after the two Gram-Schmidt passes: column j = h + h2,
+ * H(j+1,j) = sqrt(vv), the rotations, the residual estimate |g_{j+1}|
+ * recorded and tested; the stop code says how the cycle goes on. */
+static inline KR_HOST_DEVICE void kr_gm_dev_step(kr_gm_dev *s, double vv)
+{
+    int m = s->m, j = s->j;
+    double *H = kr_gm_dev_H(s), *cs = H + (size_t)(m + 1) * (size_t)m;
+    double *sn = cs + m, *g = sn + m, *h2 = g + m + 1;
+    double *h = H + (size_t)j * (size_t)(m + 1);
+    for (int i = 0; i <= j; i++)
+        h[i] += h2[i];
+    h[j + 1] = sqrt(vv);
+    double hn = h[j + 1];
+    int happy = kr_gm_is_happy(h, j);
+    if (!kr_gm_givens(h, cs, sn, g, j)) {
+        s->h.stop = KR_DEV_STOP_BREAKDOWN;
+        return;
+    }
+    s->j = j + 1;
+    s->happy = happy;
+    s->inv = 1.0 / hn;
+    if (kr_dev_record(&s->h, fabs(g[j + 1]), 1))
+        s->h.stop = KR_DEV_STOP_CHECK;
+    else if (happy)
+        s->h.stop = KR_DEV_STOP_HAPPY;
+    else if (j + 1 == m)
+        s->h.stop = KR_DEV_STOP_CYCLE;
+}
 
 typedef struct kr_backend_ops {
     const char *name;
@@ -78,6 +291,77 @@ typedef struct kr_backend_ops {
      * in one pass (BiCGSTAB's s and r updates with their inner products) */
     kr_status (*axpy_dots)(kr_ctx *ctx, int32_t n, double a, const double *x,
                            double *y, const double *w, double *out);
+    /* The iteration ops of CG and BiCGSTAB with their scalars in backend
+     * memory (the structs above; the scalar steps are the kr_*_dev_*
+     * functions). Each is a no-op once s->h.stop is set (bcgs_update
+     * excepted, see there).
+     * cg_alpha: kr_cg_dev_alpha(s, p.q) */
+    kr_status (*cg_alpha)(kr_ctx *ctx, int32_t n, const double *p,
+                          const double *q, kr_cg_dev *s);
+    /* cg_update: xr_update with a = s->alpha, then
+     * kr_cg_dev_update(s, r.z, r.r) */
+    kr_status (*cg_update)(kr_ctx *ctx, int32_t n, const double *p,
+                           const double *q, double *x, double *r,
+                           const double *d, double *z, kr_cg_dev *s);
+    /* cg_direction: p = z + s->beta * p (as axpby(1, z, beta, p)) */
+    kr_status (*cg_direction)(kr_ctx *ctx, int32_t n, const double *z,
+                              double *p, kr_cg_dev *s);
+    /* cg_step: cg_alpha, cg_update and cg_direction in one call (on the GPU
+     * one launch with grid-wide barriers when every block fits on the
+     * device at once, else the three launches) */
+    kr_status (*cg_step)(kr_ctx *ctx, int32_t n, double *p, const double *q,
+                         double *x, double *r, const double *d, double *z,
+                         const double *zk, kr_cg_dev *s);
+    /* gemv_t and gemv_n with h in backend memory (no host round trip) */
+    kr_status (*gemv_t_dev)(kr_ctx *ctx, int32_t n, int k, const double *V,
+                            int64_t ld, const double *w, double *h);
+    kr_status (*gemv_n_dev)(kr_ctx *ctx, int32_t n, int k, const double *V,
+                            int64_t ld, const double *h, double alpha,
+                            double *w);
+    /* gemv_nt_dev: gemv_n_dev(alpha, h, w), then h2 = V^T w (gemv_t_dev),
+     * in one pass over V on the GPU for k <= 32 */
+    kr_status (*gemv_nt_dev)(kr_ctx *ctx, int32_t n, int k, const double *V,
+                             int64_t ld, const double *h, double alpha,
+                             double *w, double *h2);
+    /* gm_update_step: w -= V h (gemv_n_dev), then gm_step(w); one pass on
+     * the GPU for k <= 32 */
+    kr_status (*gm_update_step)(kr_ctx *ctx, int32_t n, int k, const double *V,
+                                int64_t ld, const double *h, double *w,
+                                kr_gm_dev *s);
+    /* gm_step: kr_gm_dev_step(s, v.v); gm_scale: v = s->inv * v (as
+     * axpby(inv, v, 0, v)) */
+    kr_status (*gm_step)(kr_ctx *ctx, int32_t n, const double *v, kr_gm_dev *s);
+    kr_status (*gm_scale)(kr_ctx *ctx, int32_t n, double *v,
+                          const kr_gm_dev *s);
+    /* bcgs_alpha: kr_bcgs_dev_alpha(s, rh.v) */
+    kr_status (*bcgs_alpha)(kr_ctx *ctx, int32_t n, const double *rh,
+                            const double *v, kr_bcgs_dev *s);
+    /* bcgs_s: r -= s->alpha v, then kr_bcgs_dev_s(s, r.r) */
+    kr_status (*bcgs_s)(kr_ctx *ctx, int32_t n, const double *v, double *r,
+                        kr_bcgs_dev *s);
+    /* bcgs_omega: kr_bcgs_dev_omega(s, t.r, t.t) */
+    kr_status (*bcgs_omega)(kr_ctx *ctx, int32_t n, const double *t,
+                            const double *r, kr_bcgs_dev *s);
+    /* bcgs_update: with stop KR_DEV_STOP_S_PENDING, x += alpha ph (as
+     * axpby(alpha, ph, 1, x)) and stop = KR_DEV_STOP_CHECK; else
+     * x = alpha ph + omega sh + x (as axpbypcz), r += -omega t with r.r and
+     * rh.r (as axpy_dots), then kr_bcgs_dev_update(s, r.r, rh.r) */
+    kr_status (*bcgs_update)(kr_ctx *ctx, int32_t n, const double *ph,
+                             const double *sh, const double *t,
+                             const double *rh, double *x, double *r,
+                             kr_bcgs_dev *s);
+    /* bcgs_direction: p = r - beta omega v + beta p (as axpbypcz(1, r,
+     * -beta*omega, v, beta, p)) */
+    kr_status (*bcgs_direction)(kr_ctx *ctx, int32_t n, const double *r,
+                                const double *v, double *p, kr_bcgs_dev *s);
+    /* Runs fn(arg), which only enqueues backend work and must enqueue the
+     * same work (same arrays, same scalars by address) every time. The
+     * CUDA backend captures the first call made with an empty *slot as a
+     * CUDA graph and replays it on later calls (a graph that cannot be
+     * captured runs fn directly from then on); the CPU runs fn. */
+    kr_status (*replay)(kr_ctx *ctx, void **slot, kr_status (*fn)(void *arg),
+                        void *arg);
+    void (*replay_free)(kr_ctx *ctx, void *slot); /* accepts NULL */
     /* x[i] = uniform in [-1, 1) from a counter-based hash of (seed, i): the
      * same numbers on every backend, made where x lives */
     kr_status (*fill_random)(kr_ctx *ctx, int32_t n, uint64_t seed, double *x);

@@ -421,6 +421,145 @@ static kr_status cpu_axpy_dots(kr_ctx *ctx, int32_t n, double a,
     return KR_OK;
 }
 
+static kr_status cpu_cg_alpha(kr_ctx *ctx, int32_t n, const double *p,
+                              const double *q, kr_cg_dev *s)
+{
+    if (s->h.stop) return KR_OK;
+    const double *ps[1] = {p}, *qs[1] = {q};
+    double pq;
+    KR_TRY(cpu_dots(ctx, n, 1, ps, qs, &pq));
+    kr_cg_dev_alpha(s, pq);
+    return KR_OK;
+}
+
+static kr_status cpu_cg_update(kr_ctx *ctx, int32_t n, const double *p,
+                               const double *q, double *x, double *r,
+                               const double *d, double *z, kr_cg_dev *s)
+{
+    if (s->h.stop) return KR_OK;
+    double rz_rr[2];
+    KR_TRY(cpu_xr_update(ctx, n, s->alpha, p, q, x, r, d, z, rz_rr));
+    kr_cg_dev_update(s, rz_rr[0], rz_rr[1]);
+    return KR_OK;
+}
+
+static kr_status cpu_cg_direction(kr_ctx *ctx, int32_t n, const double *z,
+                                  double *p, kr_cg_dev *s)
+{
+    if (s->h.stop) return KR_OK;
+    return cpu_axpby(ctx, n, 1.0, z, s->beta, p);
+}
+
+static kr_status cpu_cg_step(kr_ctx *ctx, int32_t n, double *p, const double *q,
+                             double *x, double *r, const double *d, double *z,
+                             const double *zk, kr_cg_dev *s)
+{
+    KR_TRY(cpu_cg_alpha(ctx, n, p, q, s));
+    KR_TRY(cpu_cg_update(ctx, n, p, q, x, r, d, z, s));
+    return cpu_cg_direction(ctx, n, zk, p, s);
+}
+
+static kr_status cpu_gm_step(kr_ctx *ctx, int32_t n, const double *v,
+                             kr_gm_dev *s)
+{
+    if (s->h.stop) return KR_OK;
+    const double *vs[1] = {v};
+    double vv;
+    KR_TRY(cpu_dots(ctx, n, 1, vs, vs, &vv));
+    kr_gm_dev_step(s, vv);
+    return KR_OK;
+}
+
+static kr_status cpu_gemv_nt_dev(kr_ctx *ctx, int32_t n, int k, const double *V,
+                                 int64_t ld, const double *h, double alpha,
+                                 double *w, double *h2)
+{
+    KR_TRY(cpu_gemv_n(ctx, n, k, V, ld, h, alpha, w));
+    return cpu_gemv_t(ctx, n, k, V, ld, w, h2);
+}
+
+static kr_status cpu_gm_update_step(kr_ctx *ctx, int32_t n, int k,
+                                    const double *V, int64_t ld,
+                                    const double *h, double *w, kr_gm_dev *s)
+{
+    if (s->h.stop) return KR_OK;
+    KR_TRY(cpu_gemv_n(ctx, n, k, V, ld, h, -1.0, w));
+    return cpu_gm_step(ctx, n, w, s);
+}
+
+static kr_status cpu_gm_scale(kr_ctx *ctx, int32_t n, double *v,
+                              const kr_gm_dev *s)
+{
+    if (s->h.stop) return KR_OK;
+    return cpu_axpby(ctx, n, s->inv, v, 0.0, v);
+}
+
+static kr_status cpu_bcgs_alpha(kr_ctx *ctx, int32_t n, const double *rh,
+                                const double *v, kr_bcgs_dev *s)
+{
+    if (s->h.stop) return KR_OK;
+    const double *xs[1] = {rh}, *ys[1] = {v};
+    double rv;
+    KR_TRY(cpu_dots(ctx, n, 1, xs, ys, &rv));
+    kr_bcgs_dev_alpha(s, rv);
+    return KR_OK;
+}
+
+static kr_status cpu_bcgs_s(kr_ctx *ctx, int32_t n, const double *v, double *r,
+                            kr_bcgs_dev *s)
+{
+    if (s->h.stop) return KR_OK;
+    double ss;
+    KR_TRY(cpu_axpy_dots(ctx, n, -s->alpha, v, r, NULL, &ss));
+    kr_bcgs_dev_s(s, ss);
+    return KR_OK;
+}
+
+static kr_status cpu_bcgs_omega(kr_ctx *ctx, int32_t n, const double *t,
+                                const double *r, kr_bcgs_dev *s)
+{
+    if (s->h.stop) return KR_OK;
+    const double *xs[2] = {t, t}, *ys[2] = {r, t};
+    double ts_tt[2];
+    KR_TRY(cpu_dots(ctx, n, 2, xs, ys, ts_tt));
+    kr_bcgs_dev_omega(s, ts_tt[0], ts_tt[1]);
+    return KR_OK;
+}
+
+static kr_status cpu_bcgs_update(kr_ctx *ctx, int32_t n, const double *ph,
+                                 const double *sh, const double *t,
+                                 const double *rh, double *x, double *r,
+                                 kr_bcgs_dev *s)
+{
+    if (s->h.stop == KR_DEV_STOP_S_PENDING) {
+        KR_TRY(cpu_axpby(ctx, n, s->alpha, ph, 1.0, x));
+        s->h.stop = KR_DEV_STOP_CHECK;
+        return KR_OK;
+    }
+    if (s->h.stop) return KR_OK;
+    double rr_rho[2];
+    KR_TRY(cpu_axpbypcz(ctx, n, s->alpha, ph, s->omega, sh, 1.0, x));
+    KR_TRY(cpu_axpy_dots(ctx, n, -s->omega, t, r, rh, rr_rho));
+    kr_bcgs_dev_update(s, rr_rho[0], rr_rho[1]);
+    return KR_OK;
+}
+
+static kr_status cpu_bcgs_direction(kr_ctx *ctx, int32_t n, const double *r,
+                                    const double *v, double *p, kr_bcgs_dev *s)
+{
+    if (s->h.stop) return KR_OK;
+    return cpu_axpbypcz(ctx, n, 1.0, r, -s->beta * s->omega, v, s->beta, p);
+}
+
+static kr_status cpu_replay(kr_ctx *ctx, void **slot,
+                            kr_status (*fn)(void *arg), void *arg)
+{
+    (void)ctx, (void)slot;
+    return fn(arg);
+}
+
+static void cpu_replay_free(kr_ctx *ctx, void *slot) { (void)ctx, (void)slot; }
+
 static kr_status cpu_fill_random(kr_ctx *ctx, int32_t n, uint64_t seed,
                                  double *x)
 {
@@ -461,6 +600,23 @@ static const kr_backend_ops cpu_ops = {
     .gemv_n = cpu_gemv_n,
     .xr_update = cpu_xr_update,
     .axpy_dots = cpu_axpy_dots,
+    .cg_alpha = cpu_cg_alpha,
+    .cg_update = cpu_cg_update,
+    .cg_direction = cpu_cg_direction,
+    .cg_step = cpu_cg_step,
+    .gemv_t_dev = cpu_gemv_t,
+    .gemv_n_dev = cpu_gemv_n,
+    .gm_step = cpu_gm_step,
+    .gemv_nt_dev = cpu_gemv_nt_dev,
+    .gm_update_step = cpu_gm_update_step,
+    .gm_scale = cpu_gm_scale,
+    .bcgs_alpha = cpu_bcgs_alpha,
+    .bcgs_s = cpu_bcgs_s,
+    .bcgs_omega = cpu_bcgs_omega,
+    .bcgs_update = cpu_bcgs_update,
+    .bcgs_direction = cpu_bcgs_direction,
+    .replay = cpu_replay,
+    .replay_free = cpu_replay_free,
     .fill_random = cpu_fill_random,
     .time_runs = cpu_time_runs,
 };

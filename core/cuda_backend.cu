@@ -399,6 +399,458 @@ static kr_status cu_axpy_dots(kr_ctx *ctx, int32_t n, double a, const double *x,
     return cu_download(ctx, out, st->d_scratch, (size_t)k * sizeof(double));
 }
 
+/* ---------------------------------------- CG with device scalars */
+
+/* Grid-wide reductions in one launch: each block writes its partial sums,
+ * and the last block to finish (counted in s->ticket) adds them up in the
+ * order k_dots_final does, so results equal those of the two-launch
+ * reduction bit for bit. Returns 1 in every thread of the last block. */
+__device__ int last_block(uint32_t *ticket)
+{
+    __shared__ int last;
+    __threadfence(); /* the partial sums are visible before the count */
+    __syncthreads();
+    if (threadIdx.x == 0) last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+    __syncthreads();
+    if (last && threadIdx.x == 0) *ticket = 0;
+    return last;
+}
+
+/* sum of partial[0..nb) as k_dots_final's block does it (valid in thread
+ * 0); __ldcg reads past L1, which may hold no other block's writes */
+__device__ double final_sum(int nb, const double *partial, double *sh)
+{
+    double v = 0.0;
+    for (int i = threadIdx.x; i < nb; i += blockDim.x)
+        v += __ldcg(partial + i);
+    return block_sum(v, sh);
+}
+
+__global__ void k_cg_alpha(int32_t n, const double *__restrict__ p,
+                           const double *__restrict__ q, kr_cg_dev *s,
+                           double *partial)
+{
+    __shared__ double sh[BLOCK / 32];
+    if (s->h.stop) return;
+    double v = 0.0;
+    GRID_STRIDE(i, n) v += p[i] * q[i];
+    v = block_sum(v, sh);
+    if (threadIdx.x == 0) partial[blockIdx.x] = v;
+    if (!last_block(&s->h.ticket)) return;
+    v = final_sum(gridDim.x, partial, sh);
+    if (threadIdx.x == 0) kr_cg_dev_alpha(s, v);
+}
+
+__global__ void k_cg_update(int32_t n, const double *__restrict__ p,
+                            const double *__restrict__ q, double *x, double *r,
+                            const double *__restrict__ d, double *z,
+                            kr_cg_dev *s, double *partial)
+{
+    __shared__ double sh[BLOCK / 32];
+    if (s->h.stop) return;
+    double a = s->alpha, rz = 0.0, rr = 0.0;
+    GRID_STRIDE(i, n)
+    {
+        x[i] += a * p[i];
+        double ri = r[i] - a * q[i];
+        r[i] = ri;
+        double zi = ri;
+        if (d) {
+            zi = d[i] * ri;
+            z[i] = zi;
+        }
+        rz += ri * zi;
+        rr += ri * ri;
+    }
+    rz = block_sum(rz, sh);
+    rr = block_sum(rr, sh);
+    if (threadIdx.x == 0) {
+        partial[blockIdx.x] = rz;
+        partial[gridDim.x + blockIdx.x] = rr;
+    }
+    if (!last_block(&s->h.ticket)) return;
+    rz = final_sum(gridDim.x, partial, sh);
+    rr = final_sum(gridDim.x, partial + gridDim.x, sh);
+    if (threadIdx.x == 0) kr_cg_dev_update(s, rz, rr);
+}
+
+/* one = 1.0 comes as an argument, so that the expressions here compile
+ * as k_axpby's and k_axpbypcz's do (the same contractions into FMAs):
+ * iterates then equal those of the per-iteration path bit for bit */
+__global__ void k_cg_direction(int32_t n, double one,
+                               const double *__restrict__ z, double *p,
+                               const kr_cg_dev *s)
+{
+    if (s->h.stop) return;
+    double b = s->beta;
+    GRID_STRIDE(i, n) p[i] = one * z[i] + b * p[i];
+}
+
+static int red_blocks(int32_t n)
+{
+    int nb = kr_grid(n, BLOCK);
+    return nb > MAX_RED_BLOCKS ? MAX_RED_BLOCKS : nb;
+}
+
+static kr_status cu_cg_alpha(kr_ctx *ctx, int32_t n, const double *p,
+                             const double *q, kr_cg_dev *s)
+{
+    kr_cuda_state *st = kr_cuda(ctx);
+    k_cg_alpha<<<red_blocks(n), BLOCK, 0, st->stream>>>(
+        n, p, q, s, st->d_scratch + KR_MAX_DOTS);
+    KR_LAUNCH_CHECK(ctx);
+    return KR_OK;
+}
+
+static kr_status cu_cg_update(kr_ctx *ctx, int32_t n, const double *p,
+                              const double *q, double *x, double *r,
+                              const double *d, double *z, kr_cg_dev *s)
+{
+    kr_cuda_state *st = kr_cuda(ctx);
+    k_cg_update<<<red_blocks(n), BLOCK, 0, st->stream>>>(
+        n, p, q, x, r, d, z, s, st->d_scratch + KR_MAX_DOTS);
+    KR_LAUNCH_CHECK(ctx);
+    return KR_OK;
+}
+
+static kr_status cu_cg_direction(kr_ctx *ctx, int32_t n, const double *z,
+                                 double *p, kr_cg_dev *s)
+{
+    LAUNCH(ctx, n, k_cg_direction, n, 1.0, z, p, s);
+    return KR_OK;
+}
+
+/* The three CG ops in one launch. Every block must be resident at once
+ * (checked by the caller with the occupancy API): blocks wait for each
+ * other at two grid-wide barriers, and after each one every block sums
+ * all the partial sums itself, in final_sum's order, so all blocks hold
+ * the same p.q, r.z and r.r as the three-launch path and decide alike;
+ * block 0 writes the state. */
+__device__ void grid_barrier(kr_dev_head *h)
+{
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        volatile uint32_t *phase = &h->phase;
+        uint32_t now = *phase;
+        __threadfence();
+        if (atomicAdd(&h->ticket, 1u) == gridDim.x - 1) {
+            h->ticket = 0;
+            __threadfence();
+            atomicAdd(&h->phase, 1u);
+        } else {
+            while (*phase == now) {
+            }
+        }
+        __threadfence();
+    }
+    __syncthreads();
+}
+
+/* final_sum, broadcast to the whole block */
+__device__ double final_sum_all(int nb, const double *partial, double *sh,
+                                double *out)
+{
+    double v = final_sum(nb, partial, sh);
+    if (threadIdx.x == 0) *out = v;
+    __syncthreads();
+    v = *out;
+    __syncthreads();
+    return v;
+}
+
+__global__ void k_cg_step(int32_t n, double one, double *p,
+                          const double *__restrict__ q, double *x, double *r,
+                          const double *__restrict__ d, double *z,
+                          const double *zk, kr_cg_dev *s, double *partial)
+{
+    __shared__ double sh[BLOCK / 32];
+    __shared__ double bcast;
+    if (s->h.stop) return;
+    kr_cg_dev loc; /* this block's copy of the scalars */
+    loc.h.done = s->h.done;
+    loc.h.atol = s->h.atol, loc.h.rtol_b = s->h.rtol_b, loc.h.div = s->h.div;
+    loc.h.stop = 0;
+    loc.rho = s->rho;
+    int nb = gridDim.x;
+    double v = 0.0;
+    GRID_STRIDE(i, n) v += p[i] * q[i];
+    v = block_sum(v, sh);
+    if (threadIdx.x == 0) partial[blockIdx.x] = v;
+    grid_barrier(&s->h);
+    kr_cg_dev_alpha(&loc, final_sum_all(nb, partial, sh, &bcast));
+    if (loc.h.stop) {
+        if (blockIdx.x == 0 && threadIdx.x == 0) kr_cg_dev_alpha(s, loc.pq);
+        return;
+    }
+    double a = loc.alpha, rz = 0.0, rr = 0.0;
+    GRID_STRIDE(i, n)
+    {
+        x[i] += a * p[i];
+        double ri = r[i] - a * q[i];
+        r[i] = ri;
+        double zi = ri;
+        if (d) {
+            zi = d[i] * ri;
+            z[i] = zi;
+        }
+        rz += ri * zi;
+        rr += ri * ri;
+    }
+    rz = block_sum(rz, sh);
+    rr = block_sum(rr, sh);
+    double *part2 = partial + nb;
+    if (threadIdx.x == 0) {
+        part2[blockIdx.x] = rz;
+        part2[nb + blockIdx.x] = rr;
+    }
+    grid_barrier(&s->h);
+    rz = final_sum_all(nb, part2, sh, &bcast);
+    rr = final_sum_all(nb, part2 + nb, sh, &bcast);
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        kr_cg_dev_alpha(s, loc.pq);
+        kr_cg_dev_update(s, rz, rr);
+    }
+    kr_cg_dev_update(&loc, rz, rr);
+    if (loc.h.stop) return;
+    double b = loc.beta;
+    GRID_STRIDE(i, n) p[i] = one * zk[i] + b * p[i];
+}
+
+static kr_status cu_cg_step(kr_ctx *ctx, int32_t n, double *p, const double *q,
+                            double *x, double *r, const double *d, double *z,
+                            const double *zk, kr_cg_dev *s)
+{
+    kr_cuda_state *st = kr_cuda(ctx);
+    int nb = red_blocks(n);
+    if (st->cg_step_blocks == 0) { /* blocks resident at once, all SMs */
+        int per_sm = 0;
+        KR_CUDA_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                             &per_sm, k_cg_step, BLOCK, 0));
+        st->cg_step_blocks = per_sm > 0 ? per_sm * st->sm_count : -1;
+    }
+    if (nb > st->cg_step_blocks || 3 * nb + KR_MAX_DOTS > KR_CUDA_SCRATCH) {
+        KR_TRY(cu_cg_alpha(ctx, n, p, q, s));
+        KR_TRY(cu_cg_update(ctx, n, p, q, x, r, d, z, s));
+        return cu_cg_direction(ctx, n, zk, p, s);
+    }
+    k_cg_step<<<nb, BLOCK, 0, st->stream>>>(n, 1.0, p, q, x, r, d, z, zk, s,
+                                            st->d_scratch + KR_MAX_DOTS);
+    KR_LAUNCH_CHECK(ctx);
+    return KR_OK;
+}
+
+/* ---------------------------------- BiCGSTAB with device scalars */
+
+__global__ void k_bcgs_alpha(int32_t n, const double *__restrict__ rh,
+                             const double *__restrict__ v, kr_bcgs_dev *s,
+                             double *partial)
+{
+    __shared__ double sh[BLOCK / 32];
+    if (s->h.stop) return;
+    double acc = 0.0;
+    GRID_STRIDE(i, n) acc += rh[i] * v[i];
+    acc = block_sum(acc, sh);
+    if (threadIdx.x == 0) partial[blockIdx.x] = acc;
+    if (!last_block(&s->h.ticket)) return;
+    acc = final_sum(gridDim.x, partial, sh);
+    if (threadIdx.x == 0) kr_bcgs_dev_alpha(s, acc);
+}
+
+__global__ void k_bcgs_s(int32_t n, const double *__restrict__ v, double *r,
+                         kr_bcgs_dev *s, double *partial)
+{
+    __shared__ double sh[BLOCK / 32];
+    if (s->h.stop) return;
+    double a = -s->alpha, ss = 0.0;
+    GRID_STRIDE(i, n)
+    {
+        double ri = r[i] + a * v[i];
+        r[i] = ri;
+        ss += ri * ri;
+    }
+    ss = block_sum(ss, sh);
+    if (threadIdx.x == 0) partial[blockIdx.x] = ss;
+    if (!last_block(&s->h.ticket)) return;
+    ss = final_sum(gridDim.x, partial, sh);
+    if (threadIdx.x == 0) kr_bcgs_dev_s(s, ss);
+}
+
+__global__ void k_bcgs_omega(int32_t n, const double *__restrict__ t,
+                             const double *__restrict__ r, kr_bcgs_dev *s,
+                             double *partial)
+{
+    __shared__ double sh[BLOCK / 32];
+    if (s->h.stop) return;
+    double ts = 0.0, tt = 0.0;
+    GRID_STRIDE(i, n)
+    {
+        double ti = t[i];
+        ts += ti * r[i];
+        tt += ti * ti;
+    }
+    ts = block_sum(ts, sh);
+    tt = block_sum(tt, sh);
+    if (threadIdx.x == 0) {
+        partial[blockIdx.x] = ts;
+        partial[gridDim.x + blockIdx.x] = tt;
+    }
+    if (!last_block(&s->h.ticket)) return;
+    ts = final_sum(gridDim.x, partial, sh);
+    tt = final_sum(gridDim.x, partial + gridDim.x, sh);
+    if (threadIdx.x == 0) kr_bcgs_dev_omega(s, ts, tt);
+}
+
+__global__ void k_bcgs_update(int32_t n, double one,
+                              const double *__restrict__ ph,
+                              const double *__restrict__ shat,
+                              const double *__restrict__ t,
+                              const double *__restrict__ rh, double *x,
+                              double *r, kr_bcgs_dev *s, double *partial)
+{
+    __shared__ double sh[BLOCK / 32];
+    int stop = s->h.stop;
+    double alpha = s->alpha, omega = s->omega, momega = -omega;
+    if (stop == KR_DEV_STOP_S_PENDING) {
+        GRID_STRIDE(i, n) x[i] = alpha * ph[i] + one * x[i];
+        if (last_block(&s->h.ticket) && threadIdx.x == 0)
+            s->h.stop = KR_DEV_STOP_CHECK;
+        return;
+    }
+    if (stop) return;
+    double rr = 0.0, rho = 0.0;
+    GRID_STRIDE(i, n)
+    {
+        x[i] = alpha * ph[i] + omega * shat[i] + one * x[i];
+        double ri = r[i] + momega * t[i];
+        r[i] = ri;
+        rr += ri * ri;
+        rho += rh[i] * ri;
+    }
+    rr = block_sum(rr, sh);
+    rho = block_sum(rho, sh);
+    if (threadIdx.x == 0) {
+        partial[blockIdx.x] = rr;
+        partial[gridDim.x + blockIdx.x] = rho;
+    }
+    if (!last_block(&s->h.ticket)) return;
+    rr = final_sum(gridDim.x, partial, sh);
+    rho = final_sum(gridDim.x, partial + gridDim.x, sh);
+    if (threadIdx.x == 0) kr_bcgs_dev_update(s, rr, rho);
+}
+
+__global__ void k_bcgs_direction(int32_t n, double one,
+                                 const double *__restrict__ r,
+                                 const double *__restrict__ v, double *p,
+                                 const kr_bcgs_dev *s)
+{
+    if (s->h.stop) return;
+    double b = s->beta, c = -s->beta * s->omega;
+    GRID_STRIDE(i, n) p[i] = one * r[i] + c * v[i] + b * p[i];
+}
+
+#define RED_LAUNCH(ctx, kernel, ...)                                           \
+    do {                                                                       \
+        kr_cuda_state *st_ = kr_cuda(ctx);                                     \
+        kernel<<<red_blocks(n), BLOCK, 0, st_->stream>>>(                      \
+            __VA_ARGS__, st_->d_scratch + KR_MAX_DOTS);                        \
+        KR_LAUNCH_CHECK(ctx);                                                  \
+    } while (0)
+
+static kr_status cu_bcgs_alpha(kr_ctx *ctx, int32_t n, const double *rh,
+                               const double *v, kr_bcgs_dev *s)
+{
+    RED_LAUNCH(ctx, k_bcgs_alpha, n, rh, v, s);
+    return KR_OK;
+}
+
+static kr_status cu_bcgs_s(kr_ctx *ctx, int32_t n, const double *v, double *r,
+                           kr_bcgs_dev *s)
+{
+    RED_LAUNCH(ctx, k_bcgs_s, n, v, r, s);
+    return KR_OK;
+}
+
+static kr_status cu_bcgs_omega(kr_ctx *ctx, int32_t n, const double *t,
+                               const double *r, kr_bcgs_dev *s)
+{
+    RED_LAUNCH(ctx, k_bcgs_omega, n, t, r, s);
+    return KR_OK;
+}
+
+static kr_status cu_bcgs_update(kr_ctx *ctx, int32_t n, const double *ph,
+                                const double *sh, const double *t,
+                                const double *rh, double *x, double *r,
+                                kr_bcgs_dev *s)
+{
+    RED_LAUNCH(ctx, k_bcgs_update, n, 1.0, ph, sh, t, rh, x, r, s);
+    return KR_OK;
+}
+
+static kr_status cu_bcgs_direction(kr_ctx *ctx, int32_t n, const double *r,
+                                   const double *v, double *p, kr_bcgs_dev *s)
+{
+    LAUNCH(ctx, n, k_bcgs_direction, n, 1.0, r, v, p, s);
+    return KR_OK;
+}
+
+/* ------------------------------------------------------ graph replay */
+
+/* A slot holds the instantiated graph, or NO_GRAPH once capture failed. */
+typedef struct replay_graph {
+    cudaGraphExec_t exec;
+} replay_graph;
+
+static char no_graph_mark;
+#define NO_GRAPH ((void *)&no_graph_mark)
+
+/* Captures fn's work on the stream; NULL when it cannot be captured (the
+ * work is then not run: the caller runs fn directly). */
+static replay_graph *capture(kr_ctx *ctx, kr_status (*fn)(void *), void *arg)
+{
+    cudaStream_t s = kr_cuda(ctx)->stream;
+    if (cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal) !=
+        cudaSuccess) {
+        cudaGetLastError();
+        return NULL;
+    }
+    kr_status fs = fn(arg);
+    cudaGraph_t g = NULL;
+    cudaError_t e = cudaStreamEndCapture(s, &g);
+    replay_graph *rg = NULL;
+    if (fs == KR_OK && e == cudaSuccess && g) {
+        rg = (replay_graph *)calloc(1, sizeof *rg);
+        if (rg && cudaGraphInstantiate(&rg->exec, g, 0) != cudaSuccess) {
+            free(rg);
+            rg = NULL;
+        }
+    }
+    if (g) cudaGraphDestroy(g);
+    cudaGetLastError(); /* a failed capture leaves its error behind */
+    return rg;
+}
+
+static kr_status cu_replay(kr_ctx *ctx, void **slot, kr_status (*fn)(void *arg),
+                           void *arg)
+{
+    if (!*slot) {
+        replay_graph *rg = capture(ctx, fn, arg);
+        *slot = rg ? (void *)rg : NO_GRAPH;
+    }
+    if (*slot == NO_GRAPH) return fn(arg);
+    replay_graph *rg = (replay_graph *)*slot;
+    KR_CUDA_TRY(ctx, cudaGraphLaunch(rg->exec, kr_cuda(ctx)->stream));
+    return KR_OK;
+}
+
+static void cu_replay_free(kr_ctx *ctx, void *slot)
+{
+    (void)ctx;
+    if (!slot || slot == NO_GRAPH) return;
+    replay_graph *rg = (replay_graph *)slot;
+    cudaGraphExecDestroy(rg->exec);
+    free(rg);
+}
+
 /* h = V^T w for a tall, thin V: cuBLAS's transposed gemv gives such a
  * shape too few blocks, so this is the two-stage reduction of `dots`,
  * GEMV_T_COLS columns per pass over w. */
@@ -482,6 +934,245 @@ static kr_status cu_gemv_n(kr_ctx *ctx, int32_t n, int k, const double *V,
     return KR_OK;
 }
 
+/* ------------------------------------------ GMRES with device scalars */
+
+/* k_gemv_t_partial for up to GEMV_T_DEV_COLS columns in one launch, in
+ * chunks of GEMV_T_COLS: each column's sum runs in the same order as in
+ * k_gemv_t_partial, so h is the same bit for bit */
+#define GEMV_T_DEV_COLS 32
+__global__ void k_gemv_t_dev(int32_t n, int k, const double *__restrict__ V,
+                             int64_t ld, const double *__restrict__ w,
+                             double *partial)
+{
+    __shared__ double sh[BLOCK / 32];
+    for (int j0 = 0; j0 < k; j0 += GEMV_T_COLS) {
+        double s[GEMV_T_COLS];
+        for (int j = 0; j < GEMV_T_COLS; j++)
+            s[j] = 0.0;
+        const double *Vc = V + j0 * ld;
+        int kk = k - j0;
+        GRID_STRIDE(i, n)
+        {
+            double wi = w[i];
+            for (int j = 0; j < GEMV_T_COLS; j++)
+                if (j < kk) s[j] += Vc[i + j * ld] * wi;
+        }
+        for (int j = 0; j < GEMV_T_COLS; j++) {
+            if (j >= kk) break;
+            double t = block_sum(s[j], sh);
+            if (threadIdx.x == 0)
+                partial[(j0 + j) * gridDim.x + blockIdx.x] = t;
+        }
+    }
+}
+
+/* gemv_t with h in device memory: two launches per 32 columns */
+static kr_status cu_gemv_t_dev(kr_ctx *ctx, int32_t n, int k, const double *V,
+                               int64_t ld, const double *w, double *h)
+{
+    kr_cuda_state *st = kr_cuda(ctx);
+    if (k == 0) return KR_OK;
+    if (n == 0) {
+        KR_CUDA_TRY(ctx,
+                    cudaMemsetAsync(h, 0, (size_t)k * sizeof *h, st->stream));
+        return KR_OK;
+    }
+    int nb = red_blocks(n);
+    double *partial = st->d_scratch + KR_MAX_DOTS;
+    for (int j0 = 0; j0 < k; j0 += GEMV_T_DEV_COLS) {
+        int kk = k - j0 < GEMV_T_DEV_COLS ? k - j0 : GEMV_T_DEV_COLS;
+        k_gemv_t_dev<<<nb, BLOCK, 0, st->stream>>>(n, kk, V + j0 * ld, ld, w,
+                                                   partial);
+        KR_LAUNCH_CHECK(ctx);
+        k_dots_final<<<kk, BLOCK, 0, st->stream>>>(nb, partial, h + j0);
+        KR_LAUNCH_CHECK(ctx);
+    }
+    return KR_OK;
+}
+
+/* k_gemv_n with the coefficients alpha * h[j] made on the device (the
+ * same products as cu_gemv_n's host loop) */
+__global__ void k_gemv_n_dev(int32_t n, int k, const double *__restrict__ V,
+                             int64_t ld, const double *__restrict__ h,
+                             double alpha, double *w)
+{
+    __shared__ double c[GEMV_N_COLS];
+    if (threadIdx.x < k) c[threadIdx.x] = alpha * h[threadIdx.x];
+    __syncthreads();
+    GRID_STRIDE(i, n)
+    {
+        double s = 0.0;
+        for (int j = 0; j < k; j++)
+            s += V[i + j * ld] * c[j];
+        w[i] += s;
+    }
+}
+
+static kr_status cu_gemv_n_dev(kr_ctx *ctx, int32_t n, int k, const double *V,
+                               int64_t ld, const double *h, double alpha,
+                               double *w)
+{
+    for (int j0 = 0; j0 < k; j0 += GEMV_N_COLS) {
+        int kk = k - j0 < GEMV_N_COLS ? k - j0 : GEMV_N_COLS;
+        LAUNCH(ctx, n, k_gemv_n_dev, n, kk, V + j0 * ld, ld, h + j0, alpha, w);
+    }
+    return KR_OK;
+}
+
+__global__ void k_gm_step(int32_t n, const double *__restrict__ v, kr_gm_dev *s,
+                          double *partial)
+{
+    __shared__ double sh[BLOCK / 32];
+    if (s->h.stop) return;
+    double acc = 0.0;
+    GRID_STRIDE(i, n) acc += v[i] * v[i];
+    acc = block_sum(acc, sh);
+    if (threadIdx.x == 0) partial[blockIdx.x] = acc;
+    if (!last_block(&s->h.ticket)) return;
+    acc = final_sum(gridDim.x, partial, sh);
+    if (threadIdx.x == 0) kr_gm_dev_step(s, acc);
+}
+
+static kr_status cu_gm_step(kr_ctx *ctx, int32_t n, const double *v,
+                            kr_gm_dev *s)
+{
+    RED_LAUNCH(ctx, k_gm_step, n, v, s);
+    return KR_OK;
+}
+
+__global__ void k_gm_scale(int32_t n, double *v, const kr_gm_dev *s)
+{
+    if (s->h.stop) return;
+    double a = s->inv;
+    GRID_STRIDE(i, n) v[i] = a * v[i];
+}
+
+/* One pass over the first k <= 32 columns of V for each row i: with UPD,
+ * w_i += sum_j V_ij c_j first (c = alpha h, gemv_n's sum), then either
+ * each column's V_ij w_i (GM_COLS) or w_i^2 (GM_NORM) into per-thread sums;
+ * the last block (s->h.ticket) finishes: one warp per column adds the
+ * blocks' partials in order (GM_COLS, into hout), or gm_step (GM_NORM). */
+enum { GM_COLS, GM_NORM };
+#define GM_FUSED_COLS 32
+
+template <int UPD, int OUT>
+__global__ void k_gm_pass(int32_t n, int k, const double *__restrict__ V,
+                          int64_t ld, const double *__restrict__ h,
+                          double alpha, double *w, double *hout, kr_gm_dev *s,
+                          double *partial)
+{
+    __shared__ double c[GM_FUSED_COLS];
+    __shared__ double sh[BLOCK / 32];
+    if (OUT == GM_NORM && s->h.stop) return;
+    if (UPD && threadIdx.x < k) c[threadIdx.x] = alpha * h[threadIdx.x];
+    __syncthreads();
+    const int nacc = OUT == GM_COLS ? GM_FUSED_COLS : 1;
+    double acc[nacc];
+#pragma unroll
+    for (int j = 0; j < nacc; j++)
+        acc[j] = 0.0;
+    GRID_STRIDE(i, n)
+    {
+        double wi = w[i];
+        if (UPD) {
+            double t = 0.0;
+            for (int j = 0; j < k; j++)
+                t += V[i + j * ld] * c[j];
+            wi += t;
+            w[i] = wi;
+        }
+        if (OUT == GM_NORM) {
+            acc[0] += wi * wi;
+        } else {
+#pragma unroll
+            for (int j = 0; j < GM_FUSED_COLS; j++)
+                if (j < k) acc[j] += V[i + j * ld] * wi;
+        }
+    }
+    int ncol = OUT == GM_COLS ? k : 1;
+#pragma unroll
+    for (int j = 0; j < nacc; j++) {
+        if (j >= ncol) break;
+        double t = block_sum(acc[j], sh);
+        if (threadIdx.x == 0) partial[j * gridDim.x + blockIdx.x] = t;
+    }
+    if (!last_block(&s->h.ticket)) return;
+    if (OUT == GM_NORM) {
+        double vv = final_sum(gridDim.x, partial, sh);
+        if (threadIdx.x == 0) kr_gm_dev_step(s, vv);
+        return;
+    }
+    int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    for (int j = warp; j < k; j += BLOCK / 32) {
+        double t = 0.0;
+        for (int b = lane; b < (int)gridDim.x; b += 32)
+            t += __ldcg(partial + j * gridDim.x + b);
+        for (int off = 16; off > 0; off /= 2)
+            t += __shfl_down_sync(~0u, t, off);
+        if (lane == 0) hout[j] = t;
+    }
+}
+
+/* A head whose only use is the ticket of the column passes, at the end of
+ * the scratch (zeroed at set-up; last_block leaves it zero). */
+static kr_gm_dev *gm_ticket(kr_cuda_state *st)
+{
+    return (kr_gm_dev *)(st->d_scratch + KR_CUDA_SCRATCH -
+                         sizeof(kr_gm_dev) / sizeof(double) - 1);
+}
+
+/* h = V^T w for k <= 32 columns in one launch (else cu_gemv_t_dev) */
+static kr_status cu_gemv_t_dev1(kr_ctx *ctx, int32_t n, int k, const double *V,
+                                int64_t ld, const double *w, double *h)
+{
+    kr_cuda_state *st = kr_cuda(ctx);
+    if (k > GM_FUSED_COLS || n == 0 || k == 0)
+        return cu_gemv_t_dev(ctx, n, k, V, ld, w, h);
+    k_gm_pass<0, GM_COLS><<<red_blocks(n), BLOCK, 0, st->stream>>>(
+        n, k, V, ld, NULL, 0.0, (double *)w, h, gm_ticket(st),
+        st->d_scratch + KR_MAX_DOTS);
+    KR_LAUNCH_CHECK(ctx);
+    return KR_OK;
+}
+
+static kr_status cu_gemv_nt_dev(kr_ctx *ctx, int32_t n, int k, const double *V,
+                                int64_t ld, const double *h, double alpha,
+                                double *w, double *h2)
+{
+    kr_cuda_state *st = kr_cuda(ctx);
+    if (k > GM_FUSED_COLS || n == 0) {
+        KR_TRY(cu_gemv_n_dev(ctx, n, k, V, ld, h, alpha, w));
+        return cu_gemv_t_dev(ctx, n, k, V, ld, w, h2);
+    }
+    k_gm_pass<1, GM_COLS><<<red_blocks(n), BLOCK, 0, st->stream>>>(
+        n, k, V, ld, h, alpha, w, h2, gm_ticket(st),
+        st->d_scratch + KR_MAX_DOTS);
+    KR_LAUNCH_CHECK(ctx);
+    return KR_OK;
+}
+
+static kr_status cu_gm_update_step(kr_ctx *ctx, int32_t n, int k,
+                                   const double *V, int64_t ld, const double *h,
+                                   double *w, kr_gm_dev *s)
+{
+    kr_cuda_state *st = kr_cuda(ctx);
+    if (k > GM_FUSED_COLS) {
+        KR_TRY(cu_gemv_n_dev(ctx, n, k, V, ld, h, -1.0, w));
+        return cu_gm_step(ctx, n, w, s);
+    }
+    k_gm_pass<1, GM_NORM><<<red_blocks(n), BLOCK, 0, st->stream>>>(
+        n, k, V, ld, h, -1.0, w, NULL, s, st->d_scratch + KR_MAX_DOTS);
+    KR_LAUNCH_CHECK(ctx);
+    return KR_OK;
+}
+
+static kr_status cu_gm_scale(kr_ctx *ctx, int32_t n, double *v,
+                             const kr_gm_dev *s)
+{
+    LAUNCH(ctx, n, k_gm_scale, n, v, s);
+    return KR_OK;
+}
+
 /* Events around each run; they are created here, outside any iteration. */
 static kr_status cu_time_runs(kr_ctx *ctx, kr_status (*fn)(void *arg),
                               void *arg, int reps, double *times)
@@ -536,6 +1227,23 @@ static kr_backend_ops make_ops(void)
     o.gemv_n = cu_gemv_n;
     o.xr_update = cu_xr_update;
     o.axpy_dots = cu_axpy_dots;
+    o.cg_alpha = cu_cg_alpha;
+    o.cg_update = cu_cg_update;
+    o.cg_direction = cu_cg_direction;
+    o.cg_step = cu_cg_step;
+    o.gemv_t_dev = cu_gemv_t_dev1;
+    o.gemv_n_dev = cu_gemv_n_dev;
+    o.gm_step = cu_gm_step;
+    o.gemv_nt_dev = cu_gemv_nt_dev;
+    o.gm_update_step = cu_gm_update_step;
+    o.gm_scale = cu_gm_scale;
+    o.bcgs_alpha = cu_bcgs_alpha;
+    o.bcgs_s = cu_bcgs_s;
+    o.bcgs_omega = cu_bcgs_omega;
+    o.bcgs_update = cu_bcgs_update;
+    o.bcgs_direction = cu_bcgs_direction;
+    o.replay = cu_replay;
+    o.replay_free = cu_replay_free;
     o.fill_random = cu_fill_random;
     o.time_runs = cu_time_runs;
     return o;
@@ -601,6 +1309,10 @@ static kr_status create_handles(kr_ctx *ctx, kr_cuda_state *st)
     KR_TRY(create_pool(ctx, st));
     KR_TRY(cu_alloc(ctx, (void **)&st->d_scratch,
                     KR_CUDA_SCRATCH * sizeof(double)));
+    /* the tail holds the ticket of k_gm_pass's column passes: zero */
+    KR_CUDA_TRY(ctx,
+                cudaMemsetAsync(st->d_scratch, 0,
+                                KR_CUDA_SCRATCH * sizeof(double), st->stream));
     KR_CUDA_TRY(ctx, cudaMallocHost((void **)&st->h_scratch,
                                     KR_CUDA_SCRATCH * sizeof(double)));
     return KR_OK;

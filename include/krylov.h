@@ -402,9 +402,11 @@ typedef struct kr_solve_options {
      * run stops for any reason a solve does (dtol still compares with
      * the solve's ||r_0||), and x is then its last iterate. */
     int breakdown_restarts;
-    /* Checked once per iteration on the host: nonzero stops the solve
-     * with KR_INTERRUPTED, x the current iterate (set it from a signal
-     * handler or another thread). NULL: never. */
+    /* Checked on the host, once per iteration (CG with Jacobi or none,
+     * BiCGSTAB, GMRES: once per batch of up to 16 iterations run on the
+     * device):
+     * nonzero stops the solve with KR_INTERRUPTED, x the iterate reported
+     * (set it from a signal handler or another thread). NULL: never. */
     const volatile int *interrupt;
 } kr_solve_options;
 

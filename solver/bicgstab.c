@@ -5,11 +5,19 @@
  * omega = (t.s)/(t.t), x += alpha p^ + omega s^, r = s - omega t,
  * rho' = r0^.r, p = r + beta (p - omega v). Shadow vector r0^ = r0.
  * The s and r updates each compute their inner products in the same pass
- * (axpy_dots). */
+ * (axpy_dots).
+ *
+ * On a backend with the bcgs_* ops the scalars stay in backend memory
+ * (kr_bcgs_dev, core/backend.h; batches in solver/devloop.c): an iteration
+ * is two preconditioner applies, two SpMVs and five kernels of its own
+ * (r0^.v with alpha; s with s.s and the early test; t.s, t.t with omega;
+ * the x and r update with r.r, r0^.r and the test; the p update), and no
+ * host round trip. */
 #include "core/error.h"
 #include "solver/solver.h"
 
 #include <math.h>
+#include <string.h>
 
 enum { R, RH, P, V, PH, SH, T, NWORK };
 
@@ -40,6 +48,68 @@ static kr_status omega_step(kr_solve_args *a, double *w, double *omega)
     return KR_OK;
 }
 
+/* One batch of device iterations: what the backend enqueues or replays. */
+typedef struct bcgs_batch {
+    kr_solve_args *a;
+    double *w;
+    kr_bcgs_dev *s; /* backend memory */
+    int nb;
+} bcgs_batch;
+
+static kr_status bcgs_enqueue(void *arg)
+{
+    bcgs_batch *c = arg;
+    kr_solve_args *a = c->a;
+    kr_ctx *ctx = a->ctx;
+    const kr_backend_ops *op = ctx->ops;
+    int32_t n = a->n;
+    double *w = c->w, *r = KR_WORK(w, n, R), *rh = KR_WORK(w, n, RH);
+    double *p = KR_WORK(w, n, P), *v = KR_WORK(w, n, V);
+    double *ph = KR_WORK(w, n, PH), *sh = KR_WORK(w, n, SH);
+    double *t = KR_WORK(w, n, T);
+    for (int i = 0; i < c->nb; i++) {
+        KR_TRY(kr_pc(a, p, ph));
+        KR_TRY(kr_spmv(a, 1.0, ph, 0.0, v));
+        KR_TRY(op->bcgs_alpha(ctx, n, rh, v, c->s));
+        KR_TRY(op->bcgs_s(ctx, n, v, r, c->s));
+        KR_TRY(kr_pc(a, r, sh));
+        KR_TRY(kr_spmv(a, 1.0, sh, 0.0, t));
+        KR_TRY(op->bcgs_omega(ctx, n, t, r, c->s));
+        KR_TRY(op->bcgs_update(ctx, n, ph, sh, t, rh, a->x, r, c->s));
+        KR_TRY(op->bcgs_direction(ctx, n, r, v, p, c->s));
+    }
+    return KR_OK;
+}
+
+static int bcgs_reason(const void *host, kr_reason *why)
+{
+    const kr_bcgs_dev *s = host;
+    if (s->h.stop != KR_DEV_STOP_BREAKDOWN) return 0;
+    *why = KR_DIVERGED_BREAKDOWN;
+    return 1;
+}
+
+static kr_status bcgs_device_loop(kr_solve_args *a, kr_result *res, double *w,
+                                  double rho)
+{
+    bcgs_batch c = {.a = a, .w = w, .s = a->dstate};
+    kr_bcgs_dev hs;
+    memset(&hs, 0, sizeof hs);
+    kr_dev_head_init(a, &hs.h);
+    hs.rho = rho;
+    kr_dev_loop L = {.name = "bicgstab",
+                     .enqueue = bcgs_enqueue,
+                     .arg = &c,
+                     .nb = &c.nb,
+                     .host = &hs,
+                     .bytes = sizeof hs,
+                     .reason = bcgs_reason};
+    return kr_dev_loop_run(a, res, &L);
+}
+
+_Static_assert(sizeof(kr_bcgs_dev) <= KR_DSTATE_BYTES,
+               "kr_bcgs_dev fits dstate");
+
 static kr_status bcgs_iterate(kr_solve_args *a, kr_result *res, double *w)
 {
     kr_ctx *ctx = a->ctx;
@@ -59,6 +129,8 @@ static kr_status bcgs_iterate(kr_solve_args *a, kr_result *res, double *w)
     KR_TRY(op->copy(ctx, rh, r, bytes));
     KR_TRY(op->copy(ctx, p, r, bytes));
     double rho = rho_rr[1], rv, omega, ss;
+    if (res->reason == KR_ITERATING && op->bcgs_alpha && a->dstate)
+        return bcgs_device_loop(a, res, w, rho);
     for (int it = 1; res->reason == KR_ITERATING; it++) {
         if (rho == 0.0) { /* r0^ orthogonal to r: no BiCG step exists */
             res->reason = KR_DIVERGED_BREAKDOWN;

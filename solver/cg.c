@@ -2,12 +2,20 @@
  * One iteration: q = A p; alpha = rho / (p.q); x += alpha p, r -= alpha q,
  * z = M^-1 r, rho' = r.z and ||r||^2 (one pass when M is diagonal, else
  * three); p = z + (rho'/rho) p. The residual tested is the unpreconditioned
- * r. With a diagonal M an iteration is four kernels: SpMV, p.q, the fused
- * update and the p update. */
+ * r.
+ *
+ * With a diagonal M (Jacobi, or none) the scalars stay in backend memory
+ * (kr_cg_dev, core/backend.h; the batches in solver/devloop.c): an
+ * iteration is the SpMV and cg_step (p.q and alpha, the fused update with
+ * its norms and the stopping test, the p update: one launch on the GPU
+ * when its blocks fit on the device at once, else three), and no host
+ * round trip.
+ * Other preconditioners take the per-iteration path, scalars on the host. */
 #include "core/error.h"
 #include "solver/solver.h"
 
 #include <math.h>
+#include <string.h>
 
 enum { R, Z, P, Q, NWORK };
 
@@ -31,6 +39,11 @@ static kr_status cg_update(kr_solve_args *a, double alpha, const double *p,
     return ctx->ops->dots(ctx, a->n, 2, xs, ys, rz_rr);
 }
 
+_Static_assert(sizeof(kr_cg_dev) <= KR_DSTATE_BYTES, "kr_cg_dev fits dstate");
+
+static kr_status cg_device_loop(kr_solve_args *a, kr_result *res, double *w,
+                                const double *d, double rho);
+
 static kr_status cg_iterate(kr_solve_args *a, kr_result *res, double *w)
 {
     kr_ctx *ctx = a->ctx;
@@ -48,6 +61,11 @@ static kr_status cg_iterate(kr_solve_args *a, kr_result *res, double *w)
     res->reason = kr_solver_check(a, res, 0, sqrt(rz_rr[1]));
     KR_TRY(op->copy(ctx, p, z, (size_t)n * 8));
     double rho = rz_rr[0];
+    const double *d;
+    if (res->reason == KR_ITERATING && op->cg_alpha && a->dstate &&
+        !(rho < 0 || !isfinite(rho)) && a->P->ops->diagonal &&
+        a->P->ops->diagonal(a->P->impl, &d))
+        return cg_device_loop(a, res, w, d, rho);
     for (int it = 1; res->reason == KR_ITERATING; it++) {
         if (rho < 0 || !isfinite(rho)) {
             res->reason = isfinite(rho) ? KR_DIVERGED_INDEFINITE_PC
@@ -73,6 +91,73 @@ static kr_status cg_iterate(kr_solve_args *a, kr_result *res, double *w)
         KR_TRY(op->axpby(ctx, n, 1.0, zk, beta, p));
     }
     return KR_OK;
+}
+
+/* One batch of device iterations: what the backend enqueues or replays. */
+typedef struct cg_batch {
+    kr_solve_args *a;
+    double *r, *z, *p, *q;
+    const double *d, *zk; /* the diagonal (NULL: identity), z or r */
+    kr_cg_dev *s;         /* backend memory */
+    int nb;
+} cg_batch;
+
+static kr_status cg_enqueue(void *arg)
+{
+    cg_batch *c = arg;
+    kr_solve_args *a = c->a;
+    kr_ctx *ctx = a->ctx;
+    const kr_backend_ops *op = ctx->ops;
+    for (int i = 0; i < c->nb; i++) {
+        KR_TRY(kr_spmv(a, 1.0, c->p, 0.0, c->q));
+        KR_TRY(op->cg_step(ctx, a->n, c->p, c->q, a->x, c->r, c->d, c->z, c->zk,
+                           c->s));
+    }
+    return KR_OK;
+}
+
+static int cg_reason(const void *host, kr_reason *why)
+{
+    const kr_cg_dev *s = host;
+    switch (s->h.stop) {
+    case KR_DEV_STOP_RHO:
+        *why =
+            isfinite(s->rho) ? KR_DIVERGED_INDEFINITE_PC : KR_DIVERGED_NANORINF;
+        return 1;
+    case KR_DEV_STOP_PQ:
+        *why = !isfinite(s->pq) ? KR_DIVERGED_NANORINF
+               : s->rho == 0    ? KR_DIVERGED_BREAKDOWN
+                                : KR_DIVERGED_INDEFINITE_MAT;
+        return 1;
+    default: return 0;
+    }
+}
+
+/* The iterations after the start-up, with the scalars on the device. */
+static kr_status cg_device_loop(kr_solve_args *a, kr_result *res, double *w,
+                                const double *d, double rho)
+{
+    int32_t n = a->n;
+    cg_batch c = {.a = a,
+                  .r = KR_WORK(w, n, R),
+                  .z = KR_WORK(w, n, Z),
+                  .p = KR_WORK(w, n, P),
+                  .q = KR_WORK(w, n, Q),
+                  .d = d,
+                  .s = a->dstate};
+    c.zk = d ? c.z : c.r;
+    kr_cg_dev hs;
+    memset(&hs, 0, sizeof hs);
+    kr_dev_head_init(a, &hs.h);
+    hs.rho = rho;
+    kr_dev_loop L = {.name = "cg",
+                     .enqueue = cg_enqueue,
+                     .arg = &c,
+                     .nb = &c.nb,
+                     .host = &hs,
+                     .bytes = sizeof hs,
+                     .reason = cg_reason};
+    return kr_dev_loop_run(a, res, &L);
 }
 
 static kr_status cg_solve(kr_solve_args *a, kr_result *res)

@@ -2,18 +2,30 @@
  * solves A M^-1 u = b with x = M^-1 u, so the residual it minimises is the
  * unpreconditioned b - A x. Arnoldi by classical Gram-Schmidt with one
  * re-orthogonalisation (two gemv_t/gemv_n pairs per step, which suits the
- * GPU), Givens rotations on the host; |g_{j+1}| is the residual estimate
- * tested at each step. Only V is stored: M^-1 is applied once to V y at the
- * end of a cycle. Every cycle starts from the true residual b - A x. */
+ * GPU), Givens rotations; |g_{j+1}| is the residual estimate tested at
+ * each step. Only V is stored: M^-1 is applied once to V y at the end of a
+ * cycle. Every cycle starts from the true residual b - A x.
+ *
+ * With the backend's gm_* ops (restart <= KR_GM_DEV_MAX_M = 32) H, the
+ * rotations and g live in backend memory (kr_gm_dev, core/backend.h): a
+ * step enqueues its Gram-Schmidt passes with the coefficients left on the
+ * device (h = V^T v; v -= V h with h2 = V^T v in the same pass; v -= V h2
+ * with ||v||, the rotations and the test: three launches on the GPU up to
+ * 32 columns), then gm_scale;
+ * the host reads the state back once per batch of 1, 2, 4, ... 16 steps
+ * and runs the stopping test on each estimate, and at the end of a cycle
+ * takes H's first k columns and g back to solve R y = g and update x. */
 #include "core/error.h"
 #include "solver/solver.h"
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
-/* H(j+1,j) below this times the column's norm: A M^-1 v_j lies in the
- * space already built (round-off level after two orthogonalisations). */
-#define GM_HAPPY_TOL 1e-14
+/* Restart lengths run with the scalars on the device: up to 32, where a
+ * step's Gram-Schmidt passes are single launches (gemv_nt_dev,
+ * gm_update_step); longer restarts take the host path. */
+#define KR_GM_DEV_MAX_M 32
 
 /* The small dense work, on the host, allocated at setup. */
 typedef struct gm_host {
@@ -71,32 +83,14 @@ static kr_status arnoldi(kr_solve_args *a, gm_host *w, double *V, int j,
 /* 1 if H(j+1,j) is negligible against column j: a happy breakdown. */
 static int is_happy(const gm_host *w, int j)
 {
-    const double *h = col(w, j);
-    double s = 0.0;
-    for (int i = 0; i <= j + 1; i++)
-        s += h[i] * h[i];
-    return h[j + 1] <= GM_HAPPY_TOL * sqrt(s);
+    return kr_gm_is_happy(col(w, j), j);
 }
 
-/* Rotates column j by the previous rotations, makes the one that zeroes
- * H(j+1,j) and applies it to g. Returns 0 if R(j,j) would be 0. */
+/* The rotations of column j (kr_gm_givens). Returns 0 if R(j,j) would be
+ * 0. */
 static int givens(gm_host *w, int j)
 {
-    double *h = col(w, j);
-    for (int i = 0; i < j; i++) {
-        double t = w->cs[i] * h[i] + w->sn[i] * h[i + 1];
-        h[i + 1] = -w->sn[i] * h[i] + w->cs[i] * h[i + 1];
-        h[i] = t;
-    }
-    double d = hypot(h[j], h[j + 1]);
-    if (d == 0.0) return 0;
-    w->cs[j] = h[j] / d;
-    w->sn[j] = h[j + 1] / d;
-    h[j] = d;
-    h[j + 1] = 0.0;
-    w->g[j + 1] = -w->sn[j] * w->g[j];
-    w->g[j] = w->cs[j] * w->g[j];
-    return 1;
+    return kr_gm_givens(col(w, j), w->cs, w->sn, w->g, j);
 }
 
 /* x += M^-1 V_k y with R y = g (k columns); t and z are work vectors. */
@@ -149,6 +143,135 @@ static kr_status cycle(kr_solve_args *a, kr_result *res, gm_host *w, double *V,
     return update_x(a, w, V, k, t, z);
 }
 
+/* The CUDA graphs of one run: every cycle enqueues the same batches of
+ * steps (j0, nb), so batch i of a cycle is captured once, in the second
+ * cycle (a solve of one cycle pays no capture), and replayed after. */
+#define GM_GRAPHS 12
+typedef struct gm_graphs {
+    int on;    /* library operators, no monitor */
+    int cycle; /* cycles begun in this run */
+    void *slot[GM_GRAPHS];
+    int j0[GM_GRAPHS], nb[GM_GRAPHS];
+} gm_graphs;
+
+/* Steps j0 .. j0+nb-1 of a cycle on the device: what is enqueued at once. */
+typedef struct gm_batch {
+    kr_solve_args *a;
+    gm_host *w;
+    double *V, *z;
+    kr_gm_dev *s; /* backend memory, H etc. after it */
+    int j0, nb;
+} gm_batch;
+
+static kr_status gm_enqueue(void *arg)
+{
+    gm_batch *c = arg;
+    kr_solve_args *a = c->a;
+    kr_ctx *ctx = a->ctx;
+    const kr_backend_ops *op = ctx->ops;
+    int32_t n = a->n, m = c->w->m;
+    double *H = kr_gm_dev_H(c->s), *V = c->V;
+    double *h2 = H + (size_t)(m + 1) * (size_t)m + 3 * (size_t)m + 1;
+    for (int j = c->j0; j < c->j0 + c->nb; j++) {
+        double *v = KR_WORK(V, n, j + 1), *h = H + (size_t)j * (size_t)(m + 1);
+        KR_TRY(kr_pc(a, KR_WORK(V, n, j), c->z));
+        KR_TRY(kr_spmv(a, 1.0, c->z, 0.0, v));
+        KR_TRY(op->gemv_t_dev(ctx, n, j + 1, V, n, v, h));
+        KR_TRY(op->gemv_nt_dev(ctx, n, j + 1, V, n, h, -1.0, v, h2));
+        KR_TRY(op->gm_update_step(ctx, n, j + 1, V, n, h2, v, c->s));
+        KR_TRY(op->gm_scale(ctx, n, v, c->s));
+    }
+    return KR_OK;
+}
+
+/* The host's test on the norms the last batch recorded (from *done on);
+ * ends the cycle (*end) as cycle() would. */
+static kr_status gm_account(kr_solve_args *a, kr_result *res,
+                            const kr_gm_dev *hs, int *done, int *it, int *end,
+                            int *happy)
+{
+    int got = hs->h.done - *done;
+    for (int i = 0; i < got && res->reason == KR_ITERATING; i++) {
+        a->defer_interrupt = i + 1 < got;
+        double rn = hs->h.rnorm[(*done + i) % KR_BATCH_MAX];
+        res->reason = kr_solver_check(a, res, ++*it, rn);
+        a->defer_interrupt = 0;
+        if (res->reason != KR_ITERATING && i + 1 < got)
+            return kr_fail(a->ctx, KR_ERR_DEVICE,
+                           "gmres: the host stopped at iteration %d, the "
+                           "device ran on (internal error)",
+                           a->it0 + *it);
+    }
+    *done = hs->h.done;
+    int stop = hs->h.stop;
+    *end = res->reason != KR_ITERATING || stop != KR_DEV_RUNNING;
+    if (res->reason != KR_ITERATING) return KR_OK;
+    if (stop == KR_DEV_STOP_BREAKDOWN) res->reason = KR_DIVERGED_BREAKDOWN;
+    if (stop == KR_DEV_STOP_HAPPY) *happy = 1;
+    if (stop == KR_DEV_STOP_CHECK)
+        return kr_fail(a->ctx, KR_ERR_DEVICE,
+                       "gmres: the device stopped at iteration %d, the host "
+                       "test did not (internal error)",
+                       a->it0 + *it);
+    return KR_OK;
+}
+
+/* cycle() with H, the rotations and g on the device: batches of steps,
+ * one readback each, then H's first k columns and g come back for the
+ * update of x on the host. */
+/* Batch number bi of the cycle: replayed, captured or run directly. */
+static kr_status gm_run_batch(kr_ctx *ctx, gm_graphs *gg, int bi, gm_batch *c)
+{
+    if (!gg->on || gg->cycle < 2 || bi >= GM_GRAPHS) return gm_enqueue(c);
+    if (!gg->slot[bi]) {
+        gg->j0[bi] = c->j0;
+        gg->nb[bi] = c->nb;
+    } else if (gg->j0[bi] != c->j0 || gg->nb[bi] != c->nb) {
+        return gm_enqueue(c); /* cut short by maxit: another batch */
+    }
+    return ctx->ops->replay(ctx, &gg->slot[bi], gm_enqueue, c);
+}
+
+static kr_status cycle_dev(kr_solve_args *a, kr_result *res, gm_host *w,
+                           double *V, int *it, double beta, int *happy,
+                           gm_graphs *gg)
+{
+    kr_ctx *ctx = a->ctx;
+    const kr_backend_ops *op = ctx->ops;
+    int32_t n = a->n;
+    int m = w->m;
+    double *t = KR_WORK(V, n, m + 1), *z = KR_WORK(V, n, m + 2);
+    kr_gm_dev hs;
+    memset(&hs, 0, sizeof hs);
+    kr_dev_head_init(a, &hs.h);
+    hs.m = m;
+    gm_batch c = {.a = a, .w = w, .V = V, .z = z, .s = a->dstate};
+    double *dH = kr_gm_dev_H(c.s);
+    double *dg = dH + (size_t)(m + 1) * (size_t)m + 2 * (size_t)m;
+    KR_TRY(ctx->ops->axpby(ctx, n, 1.0 / beta, V, 0.0, V));
+    KR_TRY(op->upload(ctx, c.s, &hs, sizeof hs));
+    KR_TRY(op->upload(ctx, dg, &beta, sizeof beta));
+    *happy = 0;
+    gg->cycle++;
+    int done = 0, end = 0, batch = 1;
+    for (int bi = 0; !end; bi++) {
+        int left = a->opt->maxit - (a->it0 + *it);
+        c.nb = batch < left ? batch : left;
+        if (c.nb > m - c.j0) c.nb = m - c.j0;
+        KR_TRY(gm_run_batch(ctx, gg, bi, &c));
+        KR_TRY(op->download(ctx, &hs, c.s, sizeof hs));
+        KR_TRY(gm_account(a, res, &hs, &done, it, &end, happy));
+        c.j0 += c.nb;
+        if (!a->opt->monitor && batch < KR_BATCH_MAX) batch *= 2;
+    }
+    int k = hs.j;
+    if (k == 0 || res->reason == KR_DIVERGED_NANORINF) return KR_OK;
+    KR_TRY(op->download(ctx, w->H, dH,
+                        (size_t)(m + 1) * (size_t)k * sizeof(double)));
+    KR_TRY(op->download(ctx, w->g, dg, (size_t)k * sizeof(double)));
+    return update_x(a, w, V, k, t, z);
+}
+
 /* Restarts until the stopping test ends it. After a cycle the true
  * residual decides: below the tolerance it ends the solve (as a happy
  * breakdown if the cycle ended in one), otherwise the next cycle starts
@@ -159,12 +282,24 @@ static kr_status iterate(kr_solve_args *a, kr_result *res, gm_host *w,
 {
     int it = 0, happy;
     double beta;
+    int dev = a->ctx->ops->gm_step && a->dstate && w->m <= KR_GM_DEV_MAX_M;
+    gm_graphs gg;
+    memset(&gg, 0, sizeof gg);
+    /* a user's callback may do what a capture cannot; a monitor makes
+     * every batch one step */
+    gg.on = !kr_matrix_is_user(a->A) && !kr_precond_is_user(a->P) &&
+            !a->opt->monitor;
+    kr_status st = KR_OK;
     KR_TRY(residual(a, V, &beta));
     res->reason = kr_solver_check(a, res, 0, beta);
     while (res->reason == KR_ITERATING) {
-        KR_TRY(cycle(a, res, w, V, &it, beta, &happy));
-        if (res->reason != KR_ITERATING) break;
-        KR_TRY(residual(a, V, &beta));
+        if (dev)
+            st = cycle_dev(a, res, w, V, &it, beta, &happy, &gg);
+        else
+            st = cycle(a, res, w, V, &it, beta, &happy);
+        if (st != KR_OK || res->reason != KR_ITERATING) break;
+        st = residual(a, V, &beta);
+        if (st != KR_OK) break;
         if (!isfinite(beta))
             res->reason = KR_DIVERGED_NANORINF;
         else if (kr_solver_converged(a, beta))
@@ -172,7 +307,9 @@ static kr_status iterate(kr_solve_args *a, kr_result *res, gm_host *w,
                           : beta <= a->opt->atol ? KR_CONVERGED_ATOL
                                                  : KR_CONVERGED_RTOL;
     }
-    return KR_OK;
+    for (int i = 0; i < GM_GRAPHS; i++)
+        a->ctx->ops->replay_free(a->ctx, gg.slot[i]);
+    return st;
 }
 
 static kr_status gmres_solve(kr_solve_args *a, kr_result *res)
@@ -198,9 +335,15 @@ static void gmres_workspace(const kr_solve_options *o, int32_t n, int *nvec,
     *nhost = (mm + 1) * mm + 5 * mm + 2;
 }
 
+static size_t gmres_dstate_bytes(const kr_solve_options *o)
+{
+    return o->restart <= KR_GM_DEV_MAX_M ? kr_gm_dev_bytes(o->restart) : 0;
+}
+
 const kr_solver_ops kr_gmres_ops = {
     .name = "gmres",
     .summary = "restarted GMRES(m), right-preconditioned, for any A",
     .solve = gmres_solve,
     .workspace = gmres_workspace,
+    .dstate_bytes = gmres_dstate_bytes,
 };

@@ -20,8 +20,11 @@ void kr_ksp_init(kr_ksp *k, kr_ctx *ctx)
 static void free_work(kr_ksp *k)
 {
     kr_dev_free(k->ctx, k->work);
+    kr_dev_free(k->ctx, k->dstate);
     free(k->hwork);
     k->work = k->hwork = NULL;
+    k->dstate = NULL;
+    k->dstate_bytes = 0;
     k->nvec = 0;
     k->n = 0;
     k->nhost = 0;
@@ -154,14 +157,25 @@ kr_status kr_ksp_setup(kr_ksp *k)
     size_t nhost;
     k->method->workspace(&k->opt, n, &nvec, &nhost);
     nvec++; /* the true residual's vector */
-    if (k->work && nvec == k->nvec && n == k->n && nhost == k->nhost)
+    size_t dbytes = KR_DSTATE_BYTES;
+    if (k->method->dstate_bytes && k->method->dstate_bytes(&k->opt) > dbytes)
+        dbytes = k->method->dstate_bytes(&k->opt);
+    if (k->work && nvec == k->nvec && n == k->n && nhost == k->nhost &&
+        dbytes == k->dstate_bytes)
         return KR_OK;
     free_work(k);
     KR_TRY(kr_dev_zeros(k->ctx, (size_t)nvec * (size_t)n, &k->work));
-    k->hwork = calloc(nhost + 1, sizeof *k->hwork);
-    if (!k->hwork) {
+    double *ds = NULL;
+    kr_status st = kr_dev_zeros(k->ctx, dbytes / sizeof(double) + 1, &ds);
+    k->dstate = ds;
+    k->dstate_bytes = dbytes;
+    if (st == KR_OK) {
+        k->hwork = calloc(nhost + 1, sizeof *k->hwork);
+        if (!k->hwork) st = kr_fail(k->ctx, KR_ERR_NOMEM, "out of host memory");
+    }
+    if (st != KR_OK) {
         free_work(k);
-        return kr_fail(k->ctx, KR_ERR_NOMEM, "out of host memory");
+        return st;
     }
     k->nvec = nvec;
     k->n = n;
@@ -188,6 +202,7 @@ kr_status kr_ksp_run(kr_ksp *k, const kr_vec *b, kr_vec *x, kr_result *res)
                        .work = k->work,
                        .hwork = k->hwork,
                        .check = KR_WORK(k->work, k->n, k->nvec - 1),
+                       .dstate = k->dstate,
                        .scale = 1.0};
     double t0 = kr_wtime();
     kr_status st = kr_solver_run(&a, k->method, res);

@@ -17,6 +17,8 @@ struct kr_ksp {
      * then one for the true residual) and nhost host doubles */
     double *work;
     double *hwork;
+    void *dstate; /* dstate_bytes of backend memory: device scalars */
+    size_t dstate_bytes;
     int nvec;
     int32_t n;
     size_t nhost;

@@ -373,7 +373,8 @@ kr_reason kr_solver_check(kr_solve_args *a, kr_result *res, int it,
         return rnorm <= o->atol ? KR_CONVERGED_ATOL : KR_CONVERGED_RTOL;
     double ref = a->bnorm > a->r0norm ? a->bnorm : a->r0norm;
     if (o->dtol > 0 && rnorm > o->dtol * ref) return KR_DIVERGED_DTOL;
-    if (stop || kr_solver_interrupted(a)) return KR_INTERRUPTED;
+    if (stop || (kr_solver_interrupted(a) && !a->defer_interrupt))
+        return KR_INTERRUPTED;
     if (k >= o->maxit) return KR_DIVERGED_ITS;
     return KR_ITERATING;
 }

@@ -20,20 +20,28 @@ typedef struct kr_solve_args {
     double bnorm;   /* ||b|| of the system the method solves          */
     double bnorm_m; /* ||b|| of the caller's b = bnorm_m * 2^bnorm_e  */
     int bnorm_e;
-    double scale;      /* b and x were scaled by this power of two (1: not
-                          scaled); norms shown to the user are divided by it
-                          (see run_scaled in solve.c) */
-    double r0norm;     /* ||r_0||, set by kr_solver_check at iteration 0 */
-    double run_r0norm; /* ||b - A x|| this run started from (its first
-                          residual, set by kr_solver_check at it = 0) */
-    int it0;           /* iterations done before this run (a restart from x
-                          after a residual gap or a breakdown): methods count
-                          from 0, kr_solver_check numbers from it0 */
-    double *work;      /* the method's work vectors, allocated at setup
-                          (kr_solver_ops.workspace): backend memory */
-    double *hwork;     /* the method's host scratch, allocated at setup */
-    double *check;     /* n doubles for the true residual after a run */
+    double scale;        /* b and x were scaled by this power of two (1: not
+                            scaled); norms shown to the user are divided by it
+                            (see run_scaled in solve.c) */
+    double r0norm;       /* ||r_0||, set by kr_solver_check at iteration 0 */
+    double run_r0norm;   /* ||b - A x|| this run started from (its first
+                            residual, set by kr_solver_check at it = 0) */
+    int it0;             /* iterations done before this run (a restart from x
+                            after a residual gap or a breakdown): methods count
+                            from 0, kr_solver_check numbers from it0 */
+    double *work;        /* the method's work vectors, allocated at setup
+                            (kr_solver_ops.workspace): backend memory */
+    double *hwork;       /* the method's host scratch, allocated at setup */
+    double *check;       /* n doubles for the true residual after a run */
+    void *dstate;        /* KR_DSTATE_BYTES of backend memory for the scalars
+                            a method keeps on the device (kr_cg_dev) */
+    int defer_interrupt; /* 1: kr_solver_check ignores opt->interrupt (an
+                            iteration the device has already gone past) */
 } kr_solve_args;
+
+/* Backend memory a solver object sets aside for a method's device
+ * scalars. */
+#define KR_DSTATE_BYTES 1024
 
 typedef struct kr_solver_ops {
     const char *name;
@@ -47,6 +55,9 @@ typedef struct kr_solver_ops {
      * and nhost doubles of host memory (args->hwork). */
     void (*workspace)(const kr_solve_options *o, int32_t n, int *nvec,
                       size_t *nhost);
+    /* Optional: bytes of backend memory the method keeps its device
+     * scalars in (args->dstate), when more than KR_DSTATE_BYTES. */
+    size_t (*dstate_bytes)(const kr_solve_options *o);
 } kr_solver_ops;
 
 const kr_solver_ops *kr_solver_find(const char *name);
@@ -83,6 +94,25 @@ int kr_solver_converged(const kr_solve_args *a, double rnorm);
 kr_status kr_norm2(kr_ctx *ctx, int32_t n, const double *x, double *nrm);
 kr_status kr_norm2_exp(kr_ctx *ctx, int32_t n, const double *x, double *m,
                        int *e);
+
+/* A run whose scalars stay in backend memory (solver/devloop.c). */
+typedef struct kr_dev_loop {
+    const char *name;
+    kr_status (*enqueue)(void *arg); /* enqueues *nb iterations */
+    void *arg;
+    int *nb;
+    void *host;   /* host copy of the state (kr_dev_head first), set up by
+                     the method; uploaded to args->dstate at the start */
+    size_t bytes; /* its size */
+    /* the method's own reason for a stop code other than STOP_CHECK: sets
+     * *why, returns 1 (0: unknown code) */
+    int (*reason)(const void *host, kr_reason *why);
+} kr_dev_loop;
+
+/* The thresholds of kr_solver_check as the device tests them (the same
+ * products, so the same doubles); a->r0norm must be set. */
+void kr_dev_head_init(const kr_solve_args *a, kr_dev_head *h);
+kr_status kr_dev_loop_run(kr_solve_args *a, kr_result *res, kr_dev_loop *L);
 
 /* Shorthands for the backend kernels on arrays of length n. */
 kr_status kr_spmv(const kr_solve_args *a, double alpha, const double *x,

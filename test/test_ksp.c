@@ -483,6 +483,83 @@ START_TEST(monitor_and_flag_stop)
 }
 END_TEST
 
+/* The operator of p->M through a callback that raises the interrupt flag
+ * at its flag_at-th call: the flag comes mid-batch, with no monitor. */
+typedef struct flagger {
+    kr_matrix *M;
+    int calls, flag_at;
+    volatile int flag;
+} flagger;
+
+static kr_status flagging_apply(void *user, const kr_vec *x, kr_vec *y)
+{
+    flagger *f = user;
+    if (++f->calls == f->flag_at) f->flag = 1;
+    return kr_matrix_apply(f->M, 1.0, x, 0.0, y);
+}
+
+static void flag_solve(problem *p, const char *method, kr_matrix *U, flagger *f,
+                       int maxit, kr_result *res)
+{
+    kr_solve_options o;
+    kr_solve_options_default(&o);
+    o.method = method;
+    o.maxit = maxit;
+    o.keep_history = 1;
+    o.interrupt = &f->flag;
+    f->calls = 0;
+    f->flag = 0;
+    ck_assert_int_eq(kr_vec_fill(p->x, 0.0), KR_OK);
+    kr_ksp *ksp;
+    ck_assert_int_eq(kr_ksp_create(p->ctx, NULL, &ksp), KR_OK);
+    ck_assert_int_eq(kr_ksp_set_options(ksp, &o), KR_OK);
+    ck_assert_int_eq(kr_ksp_set_operator(ksp, U), KR_OK);
+    ck_assert_int_eq(kr_ksp_solve(ksp, p->b, p->x, res), KR_OK);
+    kr_ksp_destroy(ksp);
+    ck_assert_int_eq(kr_vec_download(p->x, p->hx), KR_OK);
+}
+
+/* An interrupt raised while the device runs a batch of iterations stops
+ * the solve at an iteration the host saw, with x that iteration's iterate:
+ * the same x as a solve whose maxit is that iteration. */
+START_TEST(flag_stops_batch)
+{
+    kr_ctx *ctx = context(_i, "flag_stops_batch (gpu)");
+    if (!ctx) return;
+    for (int m = 0; m < NMETHODS; m++) {
+        problem p;
+        problem_make(ctx, spec_for(methods[m]), &p);
+        random_rhs(&p, 5);
+        flagger f = {.M = p.M, .flag_at = 12};
+        kr_matrix *U;
+        int32_t n = p.A.nrows;
+        ck_assert_int_eq(
+            kr_matrix_create_user(ctx, n, n, flagging_apply, &f, &U), KR_OK);
+        kr_result res, ref;
+        flag_solve(&p, methods[m], U, &f, 10000, &res);
+        ck_assert_msg(res.reason == KR_INTERRUPTED, "%s: %s", methods[m],
+                      kr_reason_name(res.reason));
+        ck_assert_int_ge(res.iterations, 1);
+        ck_assert_int_eq(res.history_len, res.iterations + 1);
+        double *x = malloc((size_t)n * sizeof *x);
+        memcpy(x, p.hx, (size_t)n * sizeof *x);
+        f.flag_at = -1;
+        flag_solve(&p, methods[m], U, &f, res.iterations, &ref);
+        ck_assert_int_eq(ref.reason, KR_DIVERGED_ITS);
+        ck_assert_int_eq(ref.iterations, res.iterations);
+        ck_assert_msg(!memcmp(x, p.hx, (size_t)n * sizeof *x),
+                      "%s: x differs from the iterate of iteration %d",
+                      methods[m], res.iterations);
+        free(x);
+        kr_result_free(&res);
+        kr_result_free(&ref);
+        kr_matrix_destroy(U);
+        problem_free(&p);
+    }
+    kr_ctx_destroy(ctx);
+}
+END_TEST
+
 /* ------------------------------------------------------ new values */
 
 /* A's values scaled row by row (1 + i mod 7 / 10), the pattern kept. */
@@ -683,6 +760,7 @@ int main(void)
     tcase_add_loop_test(tc, matrix_free_every_method, 0, 2);
     tcase_add_test(tc, user_operator_error_passes_on);
     tcase_add_loop_test(tc, monitor_and_flag_stop, 0, 2);
+    tcase_add_loop_test(tc, flag_stops_batch, 0, 2);
     tcase_add_loop_test(tc, update_values_then_solve, 0, 2);
     tcase_add_loop_test(tc, precond_from_matrix, 0, 2);
     tcase_add_test(tc, old_size_options);

@@ -1,0 +1,83 @@
+/* The host side of a method whose scalars stay in backend memory
+ * (kr_dev_head, core/backend.h): enqueue a batch of iterations, read the
+ * state back once, and run the stopping test, the monitor and the history
+ * on each norm the batch recorded, as a per-iteration loop would. Batches
+ * grow 1, 2, 4, ... up to KR_BATCH_MAX iterations (one at a time when a
+ * monitor is set, since a monitor may stop the solve; an interrupt is
+ * honoured at the last iteration of a batch). Iterations after the
+ * device's own test fired do nothing, so x, the reason and the count are
+ * those of the per-iteration loop; the extra launches cost a few
+ * microseconds each. Full batches after the first two are replayed from a
+ * CUDA graph captured once per run (ops->replay), unless the operator or
+ * the preconditioner is the user's: a callback may do what a capture
+ * cannot. */
+#include "core/error.h"
+#include "solver/solver.h"
+
+#include <math.h>
+#include <string.h>
+
+void kr_dev_head_init(const kr_solve_args *a, kr_dev_head *h)
+{
+    const kr_solve_options *o = a->opt;
+    memset(h, 0, sizeof *h);
+    h->atol = o->atol;
+    h->rtol_b = o->rtol * a->bnorm; /* kr_solver_converged's product */
+    double ref = a->bnorm > a->r0norm ? a->bnorm : a->r0norm;
+    h->div = o->dtol > 0 ? o->dtol * ref : INFINITY;
+}
+
+/* The host's test on the norms recorded since *done; *it counts the
+ * run's iterations. */
+static kr_status account(kr_solve_args *a, kr_result *res, kr_dev_loop *L,
+                         int *done, int *it)
+{
+    const kr_dev_head *h = L->host;
+    int got = h->done - *done;
+    for (int i = 0; i < got && res->reason == KR_ITERATING; i++) {
+        a->defer_interrupt = i + 1 < got;
+        double rn = h->rnorm[(*done + i) % KR_BATCH_MAX];
+        res->reason = kr_solver_check(a, res, ++*it, rn);
+        a->defer_interrupt = 0;
+        if (res->reason != KR_ITERATING && i + 1 < got)
+            return kr_fail(a->ctx, KR_ERR_DEVICE,
+                           "%s: the host stopped at iteration %d, the device "
+                           "ran on (internal error)",
+                           L->name, a->it0 + *it);
+    }
+    *done = h->done;
+    if (res->reason != KR_ITERATING || h->stop == KR_DEV_RUNNING) return KR_OK;
+    kr_reason why;
+    if (h->stop != KR_DEV_STOP_CHECK && L->reason(L->host, &why)) {
+        res->reason = why;
+        return KR_OK;
+    }
+    return kr_fail(a->ctx, KR_ERR_DEVICE,
+                   "%s: the device stopped (%d) at iteration %d, the host "
+                   "test did not (internal error)",
+                   L->name, h->stop, a->it0 + *it);
+}
+
+kr_status kr_dev_loop_run(kr_solve_args *a, kr_result *res, kr_dev_loop *L)
+{
+    kr_ctx *ctx = a->ctx;
+    const kr_backend_ops *op = ctx->ops;
+    KR_TRY(op->upload(ctx, a->dstate, L->host, L->bytes));
+    int graph = !kr_matrix_is_user(a->A) && !kr_precond_is_user(a->P);
+    void *slot = NULL;
+    int it = 0, done = 0, batch = 1, full = 0;
+    kr_status st = KR_OK;
+    while (st == KR_OK && res->reason == KR_ITERATING) {
+        int left = a->opt->maxit - (a->it0 + it);
+        *L->nb = batch < left ? batch : left;
+        if (graph && *L->nb == KR_BATCH_MAX && ++full > 2)
+            st = op->replay(ctx, &slot, L->enqueue, L->arg);
+        else
+            st = L->enqueue(L->arg);
+        if (st == KR_OK) st = op->download(ctx, L->host, a->dstate, L->bytes);
+        if (st == KR_OK) st = account(a, res, L, &done, &it);
+        if (!a->opt->monitor && batch < KR_BATCH_MAX) batch *= 2;
+    }
+    op->replay_free(ctx, slot);
+    return st;
+}
