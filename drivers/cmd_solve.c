@@ -189,13 +189,7 @@ static void print_help(void)
 /* Prints the context's message, naming path when the message does not. */
 static int lib_error(kr_ctx *ctx, kr_status st, const char *path)
 {
-    const char *msg = kr_ctx_error(ctx);
-    if (!*msg) msg = kr_status_name(st);
-    if (path && !strstr(msg, path))
-        cli_error("%s: %s", path, msg);
-    else
-        cli_error("%s", msg);
-    return cli_exit_code(st);
+    return cli_lib_error(ctx, st, path);
 }
 
 void cli_solve_print_options(FILE *f)

@@ -2,8 +2,8 @@
 #include "drivers/graph_cli.h"
 
 #include "drivers/options.h"
+#include "io/read.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,36 +54,9 @@ int cli_is_gra(const char *path)
 int cli_read_block_sizes(kr_ctx *ctx, const char *path, int32_t **sizes,
                          int32_t *nb)
 {
-    int32_t rows = 0, cols = 0;
-    double *v = NULL;
     *sizes = NULL;
-    kr_status st = kr_read_dense_mtx(ctx, path, &rows, &cols, &v);
-    if (st != KR_OK) return cli_lib_error(ctx, st, path);
-    int64_t count = (int64_t)rows * cols;
-    int rc = 0;
-    if (rows != 1 && cols != 1) {
-        cli_error("%s: block sizes must be one column or one row, not %d x "
-                  "%d",
-                  path, (int)rows, (int)cols);
-        rc = CLI_EXIT_INPUT;
-    }
-    *sizes = malloc(((size_t)count + 1) * sizeof **sizes);
-    if (!rc && !*sizes) {
-        cli_error("out of memory");
-        rc = CLI_EXIT_DEVICE;
-    }
-    for (int64_t i = 0; !rc && i < count; i++) {
-        if (v[i] != floor(v[i]) || v[i] < 1 || v[i] > 32) {
-            cli_error("%s: block size %lld is %g, not an integer in 1..32",
-                      path, (long long)i + 1, v[i]);
-            rc = CLI_EXIT_INPUT;
-        } else {
-            (*sizes)[i] = (int32_t)v[i];
-        }
-    }
-    *nb = (int32_t)count;
-    free(v);
-    return rc;
+    kr_status st = kr_read_block_sizes_path(ctx, path, 32, sizes, nb);
+    return st == KR_OK ? 0 : cli_lib_error(ctx, st, path);
 }
 
 int cli_partition(kr_ctx *ctx, const kr_csr *A, const char *blocks_file, int k,
