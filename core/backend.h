@@ -71,7 +71,6 @@ typedef struct kr_dev_head {
     int32_t stop;    /* KR_DEV_*                                           */
     uint32_t ticket; /* grid-wide reductions: blocks finished (GPU only,
                         zero between ops)                                */
-    uint32_t phase;  /* grid-wide barriers: generation (GPU only)        */
     double rnorm[KR_BATCH_MAX];
 } kr_dev_head;
 
@@ -306,9 +305,7 @@ typedef struct kr_backend_ops {
     /* cg_direction: p = z + s->beta * p (as axpby(1, z, beta, p)) */
     kr_status (*cg_direction)(kr_ctx *ctx, int32_t n, const double *z,
                               double *p, kr_cg_dev *s);
-    /* cg_step: cg_alpha, cg_update and cg_direction in one call (on the GPU
-     * one launch with grid-wide barriers when every block fits on the
-     * device at once, else the three launches) */
+    /* cg_step: cg_alpha, cg_update and cg_direction in one call */
     kr_status (*cg_step)(kr_ctx *ctx, int32_t n, double *p, const double *q,
                          double *x, double *r, const double *d, double *z,
                          const double *zk, kr_cg_dev *s);

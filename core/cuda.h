@@ -29,8 +29,6 @@ typedef struct kr_cuda_state {
     double *d_scratch;  /* KR_CUDA_SCRATCH doubles of device memory */
     double *h_scratch;  /* KR_CUDA_SCRATCH doubles of pinned host memory */
     int sm_count;
-    int cg_step_blocks; /* k_cg_step's blocks resident at once (0: not yet
-                           asked; -1: none) */
     /* The record of live device allocations, so that kr_ctx_device_bytes
      * can say what the context holds. */
     kr_cuda_alloc *allocs;

@@ -255,6 +255,41 @@ __device__ double block_sum(double v, double *shared)
     return v;
 }
 
+/* Writes the block's sums of u and v (v only when two) to partial[block]
+ * and partial[nblocks + block], for a final pass to add. */
+__device__ void block_partials(double u, double v, int two, double *partial,
+                               double *sh)
+{
+    u = block_sum(u, sh);
+    if (two) v = block_sum(v, sh);
+    if (threadIdx.x == 0) {
+        partial[blockIdx.x] = u;
+        if (two) partial[gridDim.x + blockIdx.x] = v;
+    }
+}
+
+/* x += a p; r -= a q; z = d .* r (d NULL: z = r, unwritten); returns this
+ * thread's share of r.z and r.r: the CG update, one pass. */
+__device__ void xr_pass(int32_t n, double a, const double *__restrict__ p,
+                        const double *__restrict__ q, double *x, double *r,
+                        const double *__restrict__ d, double *z, double *rz,
+                        double *rr)
+{
+    GRID_STRIDE(i, n)
+    {
+        x[i] += a * p[i];
+        double ri = r[i] - a * q[i];
+        r[i] = ri;
+        double zi = ri;
+        if (d) {
+            zi = d[i] * ri;
+            z[i] = zi;
+        }
+        *rz += ri * zi;
+        *rr += ri * ri;
+    }
+}
+
 template <int K>
 __global__ void k_dots_partial(int32_t n, dot_args a, double *partial)
 {
@@ -327,25 +362,8 @@ __global__ void k_xr_update(int32_t n, double a, const double *__restrict__ p,
 {
     __shared__ double sh[BLOCK / 32];
     double rz = 0.0, rr = 0.0;
-    GRID_STRIDE(i, n)
-    {
-        x[i] += a * p[i];
-        double ri = r[i] - a * q[i];
-        r[i] = ri;
-        double zi = ri;
-        if (d) {
-            zi = d[i] * ri;
-            z[i] = zi;
-        }
-        rz += ri * zi;
-        rr += ri * ri;
-    }
-    rz = block_sum(rz, sh);
-    rr = block_sum(rr, sh);
-    if (threadIdx.x == 0) {
-        partial[blockIdx.x] = rz;
-        partial[gridDim.x + blockIdx.x] = rr;
-    }
+    xr_pass(n, a, p, q, x, r, d, z, &rz, &rr);
+    block_partials(rz, rr, 1, partial, sh);
 }
 
 static kr_status cu_xr_update(kr_ctx *ctx, int32_t n, double a, const double *p,
@@ -376,12 +394,7 @@ __global__ void k_axpy_dots(int32_t n, double a, const double *__restrict__ x,
         yy += yi * yi;
         if (w) wy += w[i] * yi;
     }
-    yy = block_sum(yy, sh);
-    wy = block_sum(wy, sh);
-    if (threadIdx.x == 0) {
-        partial[blockIdx.x] = yy;
-        partial[gridDim.x + blockIdx.x] = wy;
-    }
+    block_partials(yy, wy, 1, partial, sh);
 }
 
 static kr_status cu_axpy_dots(kr_ctx *ctx, int32_t n, double a, const double *x,
@@ -426,6 +439,18 @@ __device__ double final_sum(int nb, const double *partial, double *sh)
     return block_sum(v, sh);
 }
 
+/* block_partials, then in the last block to finish the grid's totals into
+ * *u (and *v when two), valid in thread 0; returns 1 in that block only. */
+__device__ int grid_totals(double *u, double *v, int two, double *partial,
+                           uint32_t *ticket, double *sh)
+{
+    block_partials(*u, two ? *v : 0.0, two, partial, sh);
+    if (!last_block(ticket)) return 0;
+    *u = final_sum(gridDim.x, partial, sh);
+    if (two) *v = final_sum(gridDim.x, partial + gridDim.x, sh);
+    return 1;
+}
+
 __global__ void k_cg_alpha(int32_t n, const double *__restrict__ p,
                            const double *__restrict__ q, kr_cg_dev *s,
                            double *partial)
@@ -434,11 +459,8 @@ __global__ void k_cg_alpha(int32_t n, const double *__restrict__ p,
     if (s->h.stop) return;
     double v = 0.0;
     GRID_STRIDE(i, n) v += p[i] * q[i];
-    v = block_sum(v, sh);
-    if (threadIdx.x == 0) partial[blockIdx.x] = v;
-    if (!last_block(&s->h.ticket)) return;
-    v = final_sum(gridDim.x, partial, sh);
-    if (threadIdx.x == 0) kr_cg_dev_alpha(s, v);
+    if (grid_totals(&v, NULL, 0, partial, &s->h.ticket, sh) && threadIdx.x == 0)
+        kr_cg_dev_alpha(s, v);
 }
 
 __global__ void k_cg_update(int32_t n, const double *__restrict__ p,
@@ -448,30 +470,10 @@ __global__ void k_cg_update(int32_t n, const double *__restrict__ p,
 {
     __shared__ double sh[BLOCK / 32];
     if (s->h.stop) return;
-    double a = s->alpha, rz = 0.0, rr = 0.0;
-    GRID_STRIDE(i, n)
-    {
-        x[i] += a * p[i];
-        double ri = r[i] - a * q[i];
-        r[i] = ri;
-        double zi = ri;
-        if (d) {
-            zi = d[i] * ri;
-            z[i] = zi;
-        }
-        rz += ri * zi;
-        rr += ri * ri;
-    }
-    rz = block_sum(rz, sh);
-    rr = block_sum(rr, sh);
-    if (threadIdx.x == 0) {
-        partial[blockIdx.x] = rz;
-        partial[gridDim.x + blockIdx.x] = rr;
-    }
-    if (!last_block(&s->h.ticket)) return;
-    rz = final_sum(gridDim.x, partial, sh);
-    rr = final_sum(gridDim.x, partial + gridDim.x, sh);
-    if (threadIdx.x == 0) kr_cg_dev_update(s, rz, rr);
+    double rz = 0.0, rr = 0.0;
+    xr_pass(n, s->alpha, p, q, x, r, d, z, &rz, &rr);
+    if (grid_totals(&rz, &rr, 1, partial, &s->h.ticket, sh) && threadIdx.x == 0)
+        kr_cg_dev_update(s, rz, rr);
 }
 
 /* one = 1.0 comes as an argument, so that the expressions here compile
@@ -520,123 +522,17 @@ static kr_status cu_cg_direction(kr_ctx *ctx, int32_t n, const double *z,
     return KR_OK;
 }
 
-/* The three CG ops in one launch. Every block must be resident at once
- * (checked by the caller with the occupancy API): blocks wait for each
- * other at two grid-wide barriers, and after each one every block sums
- * all the partial sums itself, in final_sum's order, so all blocks hold
- * the same p.q, r.z and r.r as the three-launch path and decide alike;
- * block 0 writes the state. */
-__device__ void grid_barrier(kr_dev_head *h)
-{
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        volatile uint32_t *phase = &h->phase;
-        uint32_t now = *phase;
-        __threadfence();
-        if (atomicAdd(&h->ticket, 1u) == gridDim.x - 1) {
-            h->ticket = 0;
-            __threadfence();
-            atomicAdd(&h->phase, 1u);
-        } else {
-            while (*phase == now) {
-            }
-        }
-        __threadfence();
-    }
-    __syncthreads();
-}
-
-/* final_sum, broadcast to the whole block */
-__device__ double final_sum_all(int nb, const double *partial, double *sh,
-                                double *out)
-{
-    double v = final_sum(nb, partial, sh);
-    if (threadIdx.x == 0) *out = v;
-    __syncthreads();
-    v = *out;
-    __syncthreads();
-    return v;
-}
-
-__global__ void k_cg_step(int32_t n, double one, double *p,
-                          const double *__restrict__ q, double *x, double *r,
-                          const double *__restrict__ d, double *z,
-                          const double *zk, kr_cg_dev *s, double *partial)
-{
-    __shared__ double sh[BLOCK / 32];
-    __shared__ double bcast;
-    if (s->h.stop) return;
-    kr_cg_dev loc; /* this block's copy of the scalars */
-    loc.h.done = s->h.done;
-    loc.h.atol = s->h.atol, loc.h.rtol_b = s->h.rtol_b, loc.h.div = s->h.div;
-    loc.h.stop = 0;
-    loc.rho = s->rho;
-    int nb = gridDim.x;
-    double v = 0.0;
-    GRID_STRIDE(i, n) v += p[i] * q[i];
-    v = block_sum(v, sh);
-    if (threadIdx.x == 0) partial[blockIdx.x] = v;
-    grid_barrier(&s->h);
-    kr_cg_dev_alpha(&loc, final_sum_all(nb, partial, sh, &bcast));
-    if (loc.h.stop) {
-        if (blockIdx.x == 0 && threadIdx.x == 0) kr_cg_dev_alpha(s, loc.pq);
-        return;
-    }
-    double a = loc.alpha, rz = 0.0, rr = 0.0;
-    GRID_STRIDE(i, n)
-    {
-        x[i] += a * p[i];
-        double ri = r[i] - a * q[i];
-        r[i] = ri;
-        double zi = ri;
-        if (d) {
-            zi = d[i] * ri;
-            z[i] = zi;
-        }
-        rz += ri * zi;
-        rr += ri * ri;
-    }
-    rz = block_sum(rz, sh);
-    rr = block_sum(rr, sh);
-    double *part2 = partial + nb;
-    if (threadIdx.x == 0) {
-        part2[blockIdx.x] = rz;
-        part2[nb + blockIdx.x] = rr;
-    }
-    grid_barrier(&s->h);
-    rz = final_sum_all(nb, part2, sh, &bcast);
-    rr = final_sum_all(nb, part2 + nb, sh, &bcast);
-    if (blockIdx.x == 0 && threadIdx.x == 0) {
-        kr_cg_dev_alpha(s, loc.pq);
-        kr_cg_dev_update(s, rz, rr);
-    }
-    kr_cg_dev_update(&loc, rz, rr);
-    if (loc.h.stop) return;
-    double b = loc.beta;
-    GRID_STRIDE(i, n) p[i] = one * zk[i] + b * p[i];
-}
-
+/* The three CG ops in turn. A one-launch version with grid-wide barriers
+ * saved about 5% on bcsstk18 but needs every block resident at once,
+ * which a plain launch does not guarantee (another stream's kernels could
+ * leave a spinning block waiting for one that never starts). */
 static kr_status cu_cg_step(kr_ctx *ctx, int32_t n, double *p, const double *q,
                             double *x, double *r, const double *d, double *z,
                             const double *zk, kr_cg_dev *s)
 {
-    kr_cuda_state *st = kr_cuda(ctx);
-    int nb = red_blocks(n);
-    if (st->cg_step_blocks == 0) { /* blocks resident at once, all SMs */
-        int per_sm = 0;
-        KR_CUDA_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                             &per_sm, k_cg_step, BLOCK, 0));
-        st->cg_step_blocks = per_sm > 0 ? per_sm * st->sm_count : -1;
-    }
-    if (nb > st->cg_step_blocks || 3 * nb + KR_MAX_DOTS > KR_CUDA_SCRATCH) {
-        KR_TRY(cu_cg_alpha(ctx, n, p, q, s));
-        KR_TRY(cu_cg_update(ctx, n, p, q, x, r, d, z, s));
-        return cu_cg_direction(ctx, n, zk, p, s);
-    }
-    k_cg_step<<<nb, BLOCK, 0, st->stream>>>(n, 1.0, p, q, x, r, d, z, zk, s,
-                                            st->d_scratch + KR_MAX_DOTS);
-    KR_LAUNCH_CHECK(ctx);
-    return KR_OK;
+    KR_TRY(cu_cg_alpha(ctx, n, p, q, s));
+    KR_TRY(cu_cg_update(ctx, n, p, q, x, r, d, z, s));
+    return cu_cg_direction(ctx, n, zk, p, s);
 }
 
 /* ---------------------------------- BiCGSTAB with device scalars */
@@ -649,11 +545,9 @@ __global__ void k_bcgs_alpha(int32_t n, const double *__restrict__ rh,
     if (s->h.stop) return;
     double acc = 0.0;
     GRID_STRIDE(i, n) acc += rh[i] * v[i];
-    acc = block_sum(acc, sh);
-    if (threadIdx.x == 0) partial[blockIdx.x] = acc;
-    if (!last_block(&s->h.ticket)) return;
-    acc = final_sum(gridDim.x, partial, sh);
-    if (threadIdx.x == 0) kr_bcgs_dev_alpha(s, acc);
+    if (grid_totals(&acc, NULL, 0, partial, &s->h.ticket, sh) &&
+        threadIdx.x == 0)
+        kr_bcgs_dev_alpha(s, acc);
 }
 
 __global__ void k_bcgs_s(int32_t n, const double *__restrict__ v, double *r,
@@ -668,11 +562,9 @@ __global__ void k_bcgs_s(int32_t n, const double *__restrict__ v, double *r,
         r[i] = ri;
         ss += ri * ri;
     }
-    ss = block_sum(ss, sh);
-    if (threadIdx.x == 0) partial[blockIdx.x] = ss;
-    if (!last_block(&s->h.ticket)) return;
-    ss = final_sum(gridDim.x, partial, sh);
-    if (threadIdx.x == 0) kr_bcgs_dev_s(s, ss);
+    if (grid_totals(&ss, NULL, 0, partial, &s->h.ticket, sh) &&
+        threadIdx.x == 0)
+        kr_bcgs_dev_s(s, ss);
 }
 
 __global__ void k_bcgs_omega(int32_t n, const double *__restrict__ t,
@@ -688,16 +580,8 @@ __global__ void k_bcgs_omega(int32_t n, const double *__restrict__ t,
         ts += ti * r[i];
         tt += ti * ti;
     }
-    ts = block_sum(ts, sh);
-    tt = block_sum(tt, sh);
-    if (threadIdx.x == 0) {
-        partial[blockIdx.x] = ts;
-        partial[gridDim.x + blockIdx.x] = tt;
-    }
-    if (!last_block(&s->h.ticket)) return;
-    ts = final_sum(gridDim.x, partial, sh);
-    tt = final_sum(gridDim.x, partial + gridDim.x, sh);
-    if (threadIdx.x == 0) kr_bcgs_dev_omega(s, ts, tt);
+    if (grid_totals(&ts, &tt, 1, partial, &s->h.ticket, sh) && threadIdx.x == 0)
+        kr_bcgs_dev_omega(s, ts, tt);
 }
 
 __global__ void k_bcgs_update(int32_t n, double one,
@@ -726,16 +610,9 @@ __global__ void k_bcgs_update(int32_t n, double one,
         rr += ri * ri;
         rho += rh[i] * ri;
     }
-    rr = block_sum(rr, sh);
-    rho = block_sum(rho, sh);
-    if (threadIdx.x == 0) {
-        partial[blockIdx.x] = rr;
-        partial[gridDim.x + blockIdx.x] = rho;
-    }
-    if (!last_block(&s->h.ticket)) return;
-    rr = final_sum(gridDim.x, partial, sh);
-    rho = final_sum(gridDim.x, partial + gridDim.x, sh);
-    if (threadIdx.x == 0) kr_bcgs_dev_update(s, rr, rho);
+    if (grid_totals(&rr, &rho, 1, partial, &s->h.ticket, sh) &&
+        threadIdx.x == 0)
+        kr_bcgs_dev_update(s, rr, rho);
 }
 
 __global__ void k_bcgs_direction(int32_t n, double one,
