@@ -427,7 +427,7 @@ int main(void)
 {
     Suite *s = suite_create("allocfail");
     TCase *t = tcase_create("allocfail");
-    tcase_set_timeout(t, 300);
+    tcase_set_timeout(t, KT_HANG_GUARD_S);
     tcase_add_test(t, reading);
     tcase_add_test(t, writing);
     tcase_add_loop_test(t, building_and_solving, 0,

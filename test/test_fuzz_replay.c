@@ -123,7 +123,7 @@ int main(void)
 {
     Suite *s = suite_create("fuzz_replay");
     TCase *t = tcase_create("replay");
-    tcase_set_timeout(t, 120);
+    tcase_set_timeout(t, KT_HANG_GUARD_S);
     tcase_add_test(t, replay_mtx);
     tcase_add_test(t, replay_petsc_mat);
     tcase_add_test(t, replay_petsc_vec);

@@ -6,6 +6,7 @@
  * partition; SCC-aware blocking. */
 #include "graph/graph.h"
 #include "precond/blocking.h"
+#include "testgraph.h"
 #include "testutil.h"
 
 #include <dirent.h>
@@ -16,25 +17,6 @@
 #include <time.h>
 
 /* ------------------------------------------------------------- helpers */
-
-/* seen[v] = 1 for every v that u reaches (u included), by BFS. */
-static int32_t bfs(const kr_graph *G, int32_t u, unsigned char *seen,
-                   int32_t *queue)
-{
-    memset(seen, 0, (size_t)G->n);
-    int32_t head = 0, tail = 0;
-    queue[tail++] = u;
-    seen[u] = 1;
-    while (head < tail) {
-        int32_t x = queue[head++];
-        for (int64_t e = G->off[x]; e < G->off[x + 1]; e++)
-            if (!seen[G->adj[e]]) {
-                seen[G->adj[e]] = 1;
-                queue[tail++] = G->adj[e];
-            }
-    }
-    return tail;
-}
 
 /* For `sources` random u, kr_reach_query(u, v) and the batch against BFS
  * for every v (or `targets` random v when the graph is large), and the
@@ -55,7 +37,7 @@ static int64_t check_against_bfs(kr_ctx *ctx, const kr_graph *G, int sources,
         int32_t u = (int32_t)(kt_rand_u64(&rng) % (uint64_t)n);
         for (int tries = 0; tries < 50 && G->off[u + 1] == G->off[u]; tries++)
             u = (int32_t)(kt_rand_u64(&rng) % (uint64_t)n); /* not a sink */
-        int32_t reached = bfs(G, u, seen, queue);
+        int32_t reached = kt_bfs(G, u, seen, queue);
         int32_t q = targets > 0 && targets < n ? targets : n;
         for (int32_t k = 0; k < q; k++) { /* half of them reachable */
             uint64_t r = kt_rand_u64(&rng);
@@ -269,7 +251,7 @@ START_TEST(scc_equals_mutual_reachability)
         unsigned char *R = malloc((size_t)n * n);
         int32_t queue[400];
         for (int32_t u = 0; u < n; u++)
-            bfs(G, u, R + (size_t)u * n, queue);
+            kt_bfs(G, u, R + (size_t)u * n, queue);
         int32_t classes = 0;
         for (int32_t u = 0; u < n; u++) {
             int32_t first = u;
@@ -596,7 +578,7 @@ static void gpu_against_cpu(kr_ctx *cpu, kr_ctx *gpu, const kr_graph *G,
     for (int64_t k = 0; k < q; k++) {
         if (k % 1000 == 0) { /* a fresh source for the reachable half */
             u = (int32_t)(kt_rand_u64(&rng) % (uint64_t)n);
-            reached = bfs(G, u, seen, queue);
+            reached = kt_bfs(G, u, seen, queue);
         }
         uint64_t r = kt_rand_u64(&rng);
         pairs[2 * k] = k % 2 ? u : (int32_t)(r % (uint64_t)n);
@@ -674,7 +656,7 @@ int main(void)
 {
     Suite *s = suite_create("graph");
     TCase *t = tcase_create("graph");
-    tcase_set_timeout(t, 120);
+    tcase_set_timeout(t, KT_HANG_GUARD_S);
     tcase_add_test(t, queries_random_dags);
     tcase_add_test(t, queries_cyclic_graphs);
     tcase_add_test(t, generator_is_seeded);

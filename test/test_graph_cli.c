@@ -3,6 +3,7 @@
  * fixed in a table), and `krylov reach`: answers against a BFS, malformed
  * graphs and query files rejected with exit 3 and the line, --help. */
 #include "graph/graph.h"
+#include "testgraph.h"
 #include "testjson.h"
 #include "testutil.h"
 
@@ -210,18 +211,7 @@ START_TEST(reach_random_matrix)
     const char *p = r.out;
     int u, v, a, lines = 0, n;
     while (sscanf(p, "%d %d %d\n%n", &u, &v, &a, &n) == 3) {
-        memset(seen, 0, (size_t)G->n);
-        int32_t head = 0, tail = 0;
-        queue[tail++] = u;
-        seen[u] = 1;
-        while (head < tail) {
-            int32_t x = queue[head++];
-            for (int64_t e = G->off[x]; e < G->off[x + 1]; e++)
-                if (!seen[G->adj[e]]) {
-                    seen[G->adj[e]] = 1;
-                    queue[tail++] = G->adj[e];
-                }
-        }
+        kt_bfs(G, u, seen, queue);
         ck_assert_msg(a == seen[v], "%d -> %d: reach %d, bfs %d", u, v, a,
                       seen[v]);
         p += n;
@@ -325,7 +315,7 @@ int main(void)
 {
     Suite *s = suite_create("graph_cli");
     TCase *t = tcase_create("graph_cli");
-    tcase_set_timeout(t, 120);
+    tcase_set_timeout(t, KT_HANG_GUARD_S);
     tcase_add_test(t, analyze_every_matrix);
     tcase_add_test(t, analyze_text_and_errors);
     tcase_add_test(t, reach_answers_queries);

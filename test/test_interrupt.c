@@ -321,7 +321,7 @@ static Suite *suite(void)
     tcase_add_test(lib, every_method_stops_on_request);
     suite_add_tcase(s, lib);
     TCase *cli = tcase_create("cli");
-    tcase_set_timeout(cli, 600); /* a hang guard, far above the run time */
+    tcase_set_timeout(cli, KT_HANG_GUARD_S);
     tcase_add_test(cli, gen_sigint_leaves_no_temporary);
     tcase_add_test(cli, gen_sigterm_leaves_no_temporary);
     tcase_add_test(cli, solve_sigint_reports_and_writes_nothing);

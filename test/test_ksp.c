@@ -753,7 +753,7 @@ int main(void)
 {
     Suite *s = suite_create("ksp");
     TCase *tc = tcase_create("ksp");
-    tcase_set_timeout(tc, 120);
+    tcase_set_timeout(tc, KT_HANG_GUARD_S);
     tcase_add_loop_test(tc, many_solves_no_allocation, 0, 2);
     tcase_add_test(tc, gpu_ksp_matches_cpu);
     tcase_add_test(tc, options_by_name_equal_struct);

@@ -85,7 +85,7 @@ int main(void)
 {
     Suite *s = suite_create("ksp_examples");
     TCase *tc = tcase_create("ksp_examples");
-    tcase_set_timeout(tc, 60);
+    tcase_set_timeout(tc, KT_HANG_GUARD_S);
     tcase_add_loop_test(tc, example_runs, 0, 3);
     tcase_add_test(tc, example_reports_errors);
     suite_add_tcase(s, tc);

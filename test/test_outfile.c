@@ -370,7 +370,7 @@ static Suite *suite(void)
     tcase_add_test(lib, gz_name_writes_gzip);
     suite_add_tcase(s, lib);
     TCase *cli = tcase_create("cli");
-    tcase_set_timeout(cli, 300); /* a hang guard, far above the run time */
+    tcase_set_timeout(cli, KT_HANG_GUARD_S);
     tcase_add_test(cli, bad_output_refused_before_the_solve);
     tcase_add_test(cli, bench_bad_output_refused_before_the_runs);
     tcase_add_test(cli, option_word_is_not_a_file_name);
