@@ -194,6 +194,13 @@ void kr_matrix_destroy(kr_matrix *M);
 /* y = alpha*M*x + beta*y */
 kr_status kr_matrix_apply(kr_matrix *M, double alpha, const kr_vec *x,
                           double beta, kr_vec *y);
+/* Y = A X for k right-hand sides at once, reading A once: X holds the
+ * ncols x k and Y the nrows x k values, row-major (row i's k values are
+ * contiguous), in vectors of ncols*k and nrows*k entries; Y is
+ * overwritten. KR_ERR_UNSUPPORTED for a format without a multi-column
+ * kernel (the message names it). */
+kr_status kr_matrix_apply_multi(kr_matrix *M, int32_t k, const kr_vec *X,
+                                kr_vec *Y);
 /* The concrete format that runs: "pellr" for a matrix created as "auto"
  * that picked PELLR; the name given to kr_matrix_create otherwise. */
 const char *kr_matrix_format(const kr_matrix *M);

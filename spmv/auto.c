@@ -486,6 +486,18 @@ static int auto_csr_view(const void *impl, kr_csr_view *v)
     return a->ops->csr_view ? a->ops->csr_view(a->impl, v) : 0;
 }
 
+static kr_status auto_apply_multi(kr_ctx *ctx, void *impl, int32_t k,
+                                  const double *X, double *Y)
+{
+    auto_impl *a = impl;
+    if (!a->ops->apply_multi)
+        return kr_fail(ctx, KR_ERR_UNSUPPORTED,
+                       "format %s (picked by auto) has no multi-column "
+                       "kernel on this backend",
+                       a->ops->name);
+    return a->ops->apply_multi(ctx, a->impl, k, X, Y);
+}
+
 static const char *auto_chosen(const void *impl)
 {
     return ((const auto_impl *)impl)->ops->name;
@@ -507,6 +519,7 @@ const kr_format_ops kr_auto_ops = {
     .reason = auto_reason,
     .update_values = auto_update_values,
     .csr_view = auto_csr_view,
+    .apply_multi = auto_apply_multi,
 };
 
 const kr_format_ops kr_auto_probe_ops = {
@@ -520,6 +533,7 @@ const kr_format_ops kr_auto_probe_ops = {
     .reason = auto_reason,
     .update_values = auto_update_values,
     .csr_view = auto_csr_view,
+    .apply_multi = auto_apply_multi,
 };
 
 /* In a build without CUDA there is no CUDA backend to serve. */

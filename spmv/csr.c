@@ -466,6 +466,41 @@ static kr_status csr_apply(kr_ctx *ctx, void *impl, double alpha,
     return KR_OK;
 }
 
+/* Y = A X, k columns, row-major; each entry summed in the row's column
+ * order, as csr_apply sums one column. A group's values are column-major
+ * (interleave_groups), so value j of row r0 + u is at base + j * g + u. */
+static void csr_multi_block(const csr_impl *m, int32_t b, int32_t k,
+                            const double *restrict X, double *restrict Y)
+{
+    int32_t g = m->g[b], r0 = m->bstart[b], r1 = m->bstart[b + 1];
+    for (int32_t i = r0; i < r1; i++) {
+        int32_t base = g == 1 ? m->rowptr[i] : m->rowptr[r0];
+        int32_t len = m->rowptr[i + 1] - m->rowptr[i];
+        int32_t step = g == 1 ? 1 : g, off = g == 1 ? 0 : i - r0;
+        const int32_t *ci = m->colind + (g == 1 ? m->rowptr[i] : base);
+        double *y = Y + (size_t)i * k;
+        for (int32_t c = 0; c < k; c++)
+            y[c] = 0.0;
+        for (int32_t j = 0; j < len; j++) {
+            double v = m->val[base + (size_t)j * step + off];
+            const double *x = X + (size_t)ci[j] * k;
+            for (int32_t c = 0; c < k; c++)
+                y[c] += v * x[c];
+        }
+    }
+}
+
+static kr_status csr_apply_multi(kr_ctx *ctx, void *impl, int32_t k,
+                                 const double *X, double *Y)
+{
+    const csr_impl *m = impl;
+    int threads = (int64_t)m->nnz * k < 50000 ? 1 : kr_ctx_threads(ctx);
+#pragma omp parallel for schedule(dynamic, 64) num_threads(threads)
+    for (int32_t b = 0; b < m->nblocks; b++)
+        csr_multi_block(m, b, k, X, Y);
+    return KR_OK;
+}
+
 void kr_csr_cpu_inodes(const void *impl, int32_t *groups, int32_t *rows)
 {
     const csr_impl *m = impl;
@@ -499,4 +534,5 @@ const kr_format_ops kr_csr_cpu_ops = {
     .destroy = csr_destroy,
     .stored = csr_stored,
     .update_values = csr_update_values,
+    .apply_multi = csr_apply_multi,
 };

@@ -31,6 +31,11 @@ typedef struct kr_format_ops {
     /* Formats that hold plain CSR in backend memory: fills *v, returns 1;
      * NULL or 0 otherwise. */
     int (*csr_view)(const void *impl, kr_csr_view *v);
+    /* Y = A X for k columns at once (SpMM): X is ncols x k and Y nrows x k,
+     * both row-major (row i's k values contiguous), Y overwritten. NULL
+     * where the format has none: kr_matrix_apply_multi then refuses. */
+    kr_status (*apply_multi)(kr_ctx *ctx, void *impl, int32_t k,
+                             const double *X, double *Y);
 } kr_format_ops;
 
 typedef struct kr_format_entry {

@@ -149,6 +149,38 @@ kr_status kr_matrix_apply(kr_matrix *M, double alpha, const kr_vec *x,
     return M->ops->apply(M->ctx, M->impl, alpha, x->data, beta, y->data);
 }
 
+kr_status kr_matrix_apply_multi(kr_matrix *M, int32_t k, const kr_vec *X,
+                                kr_vec *Y)
+{
+    if (!M) return KR_ERR_ARG;
+    if (!X) return kr_null_arg(M->ctx, "kr_matrix_apply_multi", "X");
+    if (!Y) return kr_null_arg(M->ctx, "kr_matrix_apply_multi", "Y");
+    if (k < 1)
+        return kr_fail(M->ctx, KR_ERR_ARG,
+                       "kr_matrix_apply_multi: k = %d columns; it must be at "
+                       "least 1",
+                       (int)k);
+    if (X == Y || X->data == Y->data)
+        return kr_fail(M->ctx, KR_ERR_ARG,
+                       "kr_matrix_apply_multi: X and Y are the same vector; "
+                       "Y = A X needs distinct vectors");
+    if ((int64_t)X->n != (int64_t)M->ncols * k ||
+        (int64_t)Y->n != (int64_t)M->nrows * k)
+        return kr_fail(M->ctx, KR_ERR_ARG,
+                       "matrix is %d x %d and k = %d, so X needs %lld and Y "
+                       "%lld entries, but they have %d and %d",
+                       M->nrows, M->ncols, (int)k, (long long)M->ncols * k,
+                       (long long)M->nrows * k, X->n, Y->n);
+    if (X->ctx != M->ctx || Y->ctx != M->ctx)
+        return kr_fail(M->ctx, KR_ERR_ARG,
+                       "vectors belong to another context than the matrix");
+    if (!M->ops->apply_multi)
+        return kr_fail(M->ctx, KR_ERR_UNSUPPORTED,
+                       "format %s has no multi-column kernel on this backend",
+                       kr_matrix_format(M));
+    return M->ops->apply_multi(M->ctx, M->impl, k, X->data, Y->data);
+}
+
 const char *kr_matrix_format(const kr_matrix *M)
 {
     return M->ops->chosen ? M->ops->chosen(M->impl) : M->ops->name;
