@@ -8,6 +8,7 @@
 #include "drivers/json.h"
 #include "drivers/options.h"
 #include "krylov.h"
+#include "tools/bench/timing.h"
 
 #include <stddef.h>
 #include <stdio.h>

@@ -16,8 +16,8 @@
  * fresh for every batch. */
 #include "core/error.h"
 #include "core/vec.h"
-#include "drivers/bench_gje.h"
-#include "precond/gje_cublas.h"
+#include "tools/bench/bench_gje.h"
+#include "tools/bench/gje_cublas.h"
 
 #include <math.h>
 #include <stdlib.h>

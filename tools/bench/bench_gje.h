@@ -6,8 +6,8 @@
 #ifndef KR_DRIVERS_BENCH_GJE_H
 #define KR_DRIVERS_BENCH_GJE_H
 
-#include "drivers/bench_common.h"
 #include "precond/gje_batch.h"
+#include "tools/bench/bench_common.h"
 
 /* Most uniform sizes (1..32) and variable-size mixes one run takes. */
 #define GJE_MAX_MIXES 16

@@ -2,7 +2,7 @@
  * vector of n doubles (a read or a write), taken from the kernel calls in
  * solver/cg.c, bicgstab.c, gmres.c and idr.c; a dot of two different
  * vectors reads 2, of a vector with itself 1. */
-#include "drivers/bench_model.h"
+#include "tools/bench/bench_model.h"
 
 #include <math.h>
 #include <stdio.h>

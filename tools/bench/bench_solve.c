@@ -4,10 +4,9 @@
  * per iteration, and next to it the bytes an iteration must move (the
  * per-method model of drivers/bench_model.c), the time those bytes take at
  * the copy bandwidth measured in the same run, and measured / floor. */
-#include "drivers/bench.h"
-#include "drivers/bench_common.h"
-#include "drivers/bench_model.h"
-#include "precond/bjacobi.h"
+#include "tools/bench/bench.h"
+#include "tools/bench/bench_common.h"
+#include "tools/bench/bench_model.h"
 
 #include <limits.h>
 #include <math.h>
@@ -210,6 +209,17 @@ static void note_blocks(solve_row *row, const kr_precond *P)
     row->singular = kr_precond_singular_blocks(P);
 }
 
+/* The part of P's setup that uploaded A (its stage "upload"), 0 when
+ * it has none. */
+static double upload_seconds(const kr_precond *P)
+{
+    kr_precond_info info;
+    if (!P || kr_precond_get_info(P, &info) != KR_OK) return 0.0;
+    for (int i = 0; i < info.stages; i++)
+        if (!strcmp(info.stage[i].name, "upload")) return info.stage[i].seconds;
+    return 0.0;
+}
+
 /* One solve, setup included; t = setup, matrix, precond, solve seconds.
  * rep < 0: a warm-up, capped at WARMUP_MAXIT iterations and not recorded. */
 static kr_status one_rep(solve_run *r, solve_row *row, solve_mat *m, int rep)
@@ -229,9 +239,8 @@ static kr_status one_rep(solve_run *r, solve_row *row, solve_mat *m, int rep)
     if (st == KR_OK && rep == 0) note_blocks(row, P);
     if (st == KR_OK) st = kr_vec_fill(m->x, 0.0);
     if (st == KR_OK) st = kr_solve(r->ctx, M, P, m->b, m->x, &opt, &res);
-    kr_bjacobi_times stages;
-    kr_bjacobi_get_times(P, &stages); /* zeroes for other preconditioners */
-    double t[5] = {t2 - t0, t1 - t0, t2 - t1, res.solve_seconds, stages.upload};
+    double t[5] = {t2 - t0, t1 - t0, t2 - t1, res.solve_seconds,
+                   upload_seconds(P)};
     if (st == KR_OK && rep >= 0) record(row, m, rep, t, &res);
     kr_result_free(&res);
     kr_precond_destroy(P);
