@@ -233,6 +233,14 @@ const char *kr_precond_name(const kr_precond *P)
     return P ? P->ops->name : "";
 }
 
+kr_pc_kind kr_precond_kind(const kr_precond *P)
+{
+    const double *d;
+    if (!P || !P->ops->diagonal || !P->ops->diagonal(P->impl, &d))
+        return KR_PC_GENERAL;
+    return d ? KR_PC_DIAGONAL : KR_PC_IDENTITY;
+}
+
 void kr_precond_view_of(const kr_precond *P, kr_precond_view *v)
 {
     memset(v, 0, sizeof *v);

@@ -64,6 +64,17 @@ struct kr_precond {
 int kr_precond_is_user(const kr_precond *P);
 
 const kr_precond_ops *kr_precond_find(const char *name);
+/* What the preconditioner of a solve is, as a method's loop sees it
+ * (kr_precond_kind): a diagonal one (kr_precond_ops.diagonal) is fused into the
+ * updates. */
+typedef enum kr_pc_kind {
+    KR_PC_GENERAL = 0, /* applied as an operator                      */
+    KR_PC_IDENTITY,    /* diagonal, no array: none                    */
+    KR_PC_DIAGONAL     /* diagonal with its array d: jacobi           */
+} kr_pc_kind;
+
+kr_pc_kind kr_precond_kind(const kr_precond *P);
+
 /* P's view (zeroed, then filled by its view op if it has one). */
 void kr_precond_view_of(const kr_precond *P, kr_precond_view *v);
 

@@ -1,143 +1,52 @@
-/* Byte models of one iteration per method. Every count is a pass over a
- * vector of n doubles (a read or a write), taken from the kernel calls in
- * solver/cg.c, bicgstab.c, gmres.c and idr.c; a dot of two different
- * vectors reads 2, of a vector with itself 1. */
+/* Byte models of one iteration (tools/bench/bench_model.h): the method
+ * counts its own passes (kr_solver_ops.iter_model), this file adds what
+ * one preconditioner application moves. */
 #include "tools/bench/bench_model.h"
+
+#include "solver/solver.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-/* With a diagonal preconditioner (none, jacobi) CG fuses x, r, z and both
- * inner products into one pass (solver/cg.c), counted here in full. */
-static void cg(bench_iter_model *m, const char *precond)
+static const char *pc_model(kr_pc_kind pc, double *vectors)
 {
-    m->spmvs = 1;
-    if (!strcmp(precond, "jacobi") || !strcmp(precond, "none")) {
-        int jac = !strcmp(precond, "jacobi");
-        m->pcs = 0;
-        m->vectors = 2 + (jac ? 8 : 6) + 3;
-        snprintf(m->text, sizeof m->text,
-                 "cg: 1 SpMV (q = A p), %d vector passes: dot p.q 2, fused "
-                 "update %s, axpby p = z + b p 3",
-                 (int)m->vectors,
-                 jac ? "x += a p, r -= a q, z = d .* r with r.z and r.r 8"
-                     : "x += a p, r -= a q with r.r 6");
-        return;
-    }
-    m->pcs = 1;
-    m->vectors = 2 + 6 + 2 + 3;
-    snprintf(m->text, sizeof m->text,
-             "cg: 1 SpMV (q = A p), 1 preconditioner, 13 vector passes: "
-             "dot p.q 2, axpy2 x += a p, r -= a q 6, dots r.z and r.r 2, "
-             "axpby p = z + b p 3");
-}
-
-static void bicgstab(bench_iter_model *m)
-{
-    m->spmvs = 2;
-    m->pcs = 2;
-    m->vectors = 2 + 3 + 1 + 2 + 4 + 3 + 2 + 4;
-    snprintf(m->text, sizeof m->text,
-             "bicgstab: 2 SpMVs, 2 preconditioners, 21 vector passes: dot "
-             "r0.v 2, axpby s = r - a v 3, dot s.s 1, dots t.s and t.t 2, "
-             "axpbypcz x += a p^ + w s^ 4, axpby r = s - w t 3, dots r0.r "
-             "and r.r 2, axpbypcz p = r + b (p - w v) 4");
-}
-
-/* Passes of one GMRES cycle of k Arnoldi steps: step j does two classical
- * Gram-Schmidt passes (gemv_t j+2, gemv_n j+3), a norm 1 and a scaling 2;
- * the cycle adds its residual (copy 2, norm 1), v0 scaling 2 and the
- * update x += M^-1 V y (t = y0 v0 2, gemv_n k+1 when k > 1, x += z 3). */
-static double gmres_cycle(int k)
-{
-    return 2.0 * k * (k - 1) + 13.0 * k + 10 + (k > 1 ? k + 1 : 0);
-}
-
-static void gmres(bench_iter_model *m, int restart, int its)
-{
-    if (its < 1) its = restart;
-    int full = its / restart, rest = its % restart;
-    int cycles = full + (rest > 0);
-    double passes =
-        full * gmres_cycle(restart) + (rest ? gmres_cycle(rest) : 0);
-    m->spmvs = (double)(its + cycles) / its;
-    m->pcs = m->spmvs;
-    m->vectors = passes / its;
-    snprintf(m->text, sizeof m->text,
-             "gmres(%d): Arnoldi step j: 1 preconditioner, 1 SpMV, 4j + 13 "
-             "vector passes (two Gram-Schmidt passes gemv_t j+2 and gemv_n "
-             "j+3, norm 1, scaling 2); each cycle of k steps adds 1 SpMV and "
-             "copy 2 + norm 1 (residual), scaling 2, 1 preconditioner and "
-             "5 + (k+1) passes (update of x); averaged over the %d "
-             "iterations of this solve: %.2f SpMVs, %.2f vector passes",
-             restart, its, m->spmvs, m->vectors);
-}
-
-/* Passes of step k of an IDR(s) cycle (rest = s - k columns left). */
-static double idr_step(int s, int k)
-{
-    int rest = s - k;
-    double p = 2 + (rest + 2) + 3 + (rest > 1 ? rest + 1 : 0); /* direction */
-    if (k > 0) p += (k + 1) + 2.0 * (k + 2); /* bi-orthogonalisation */
-    return p + (s - k + 1) + 6; /* column of M, x and r update with r.r */
-}
-
-static void idr(bench_iter_model *m, int s)
-{
-    double passes = s + 1 + 8; /* f = P^T r; reduction: dots 2, update 6 */
-    for (int k = 0; k < s; k++)
-        passes += idr_step(s, k);
-    m->spmvs = 1;
-    m->pcs = 1;
-    m->vectors = passes / (s + 1);
-    snprintf(m->text, sizeof m->text,
-             "idr(%d): per mat-vec (= iteration) 1 SpMV, 1 preconditioner; a "
-             "cycle of s+1 mat-vecs moves %.0f vector passes (f = P^T r s+1; "
-             "step k: copy 2, gemv_n (s-k)+2, axpby 3, gemv_n (s-k)+1, "
-             "bi-orthogonalisation 3k+5 when k > 0, gemv_t (s-k)+1, x and r "
-             "update with r.r 6; reduction: dots 2, update 6): %.2f per "
-             "iteration",
-             s, passes, m->vectors);
-}
-
-static const char *pc_model(const char *precond, double *vectors)
-{
-    if (!strcmp(precond, "none")) {
+    if (pc == KR_PC_IDENTITY) {
         *vectors = 2;
         return "preconditioner none: copy z = r, 2 passes";
     }
-    if (!strcmp(precond, "jacobi")) {
+    if (pc == KR_PC_DIAGONAL) {
         *vectors = 3;
-        return "preconditioner jacobi: d and r read, z written, 3 passes";
+        return "diagonal preconditioner (jacobi): d and r read, z written, "
+               "3 passes";
     }
     *vectors = 2;
     return "preconditioner: r read and z written, 2 passes; its own data is "
            "not counted, so the floor is low";
 }
 
-int bench_iter_model_make(const char *method, const char *precond, int s,
-                          int restart, int iterations, bench_iter_model *m)
+int bench_iter_model_make(const kr_solve_options *o, int32_t n, kr_pc_kind pc,
+                          int iterations, bench_iter_model *m)
 {
     memset(m, 0, sizeof *m);
-    if (!strcmp(method, "cg"))
-        cg(m, precond);
-    else if (!strcmp(method, "bicgstab"))
-        bicgstab(m);
-    else if (!strcmp(method, "gmres"))
-        gmres(m, restart, iterations);
-    else if (!strcmp(method, "idr"))
-        idr(m, s);
-    else {
+    const kr_solver_ops *ops = kr_solver_find(o->method);
+    if (!ops || !ops->iter_model) {
         m->spmvs = m->pcs = m->vectors = NAN;
         snprintf(m->text, sizeof m->text, "no byte model for method '%s'",
-                 method);
+                 o->method ? o->method : "(null)");
         return -1;
     }
-    const char *pc = pc_model(precond, &m->pc_vectors);
-    size_t used = strlen(m->text);
+    kr_iter_model it;
+    memset(&it, 0, sizeof it);
+    ops->iter_model(o, n, pc, iterations, &it);
+    m->spmvs = it.spmvs;
+    m->pcs = it.pcs;
+    m->vectors = it.vectors;
+    const char *pct = pc_model(pc, &m->pc_vectors);
     if (m->pcs > 0) /* CG fuses a diagonal preconditioner: counted above */
-        snprintf(m->text + used, sizeof m->text - used, "; %s", pc);
+        snprintf(m->text, sizeof m->text, "%s; %s", it.text, pct);
+    else
+        snprintf(m->text, sizeof m->text, "%s", it.text);
     return 0;
 }
 

@@ -1,8 +1,11 @@
-/* The bytes one iteration of each Krylov method must move, counted from
- * the kernels solver/<method>.c calls: SpMVs at their minimum bytes,
- * preconditioner applications, and passes over vectors of n doubles. */
-#ifndef KR_DRIVERS_BENCH_MODEL_H
-#define KR_DRIVERS_BENCH_MODEL_H
+/* The bytes one iteration of a Krylov method must move: the method's own
+ * count of its kernels (kr_solver_ops.iter_model, next to its code in
+ * solver/<method>.c), SpMVs at their minimum bytes, and the passes of one
+ * preconditioner application by its kind. */
+#ifndef KR_TOOLS_BENCH_BENCH_MODEL_H
+#define KR_TOOLS_BENCH_BENCH_MODEL_H
+
+#include "precond/precond.h"
 
 #include <stdint.h>
 
@@ -11,14 +14,15 @@ typedef struct bench_iter_model {
     double pcs;        /* preconditioner applications per iteration    */
     double vectors;    /* other passes over n doubles per iteration    */
     double pc_vectors; /* passes over n doubles of one application     */
-    char text[768];    /* how it was counted, for the report           */
+    char text[900];    /* how it was counted, for the report           */
 } bench_iter_model;
 
-/* The model of `method` (s for IDR, restart for GMRES; GMRES's cost grows
- * with the basis, so it is averaged over the given iterations). Returns 0,
- * or -1 for a method without a model (the numbers are then NaN). */
-int bench_iter_model_make(const char *method, const char *precond, int s,
-                          int restart, int iterations, bench_iter_model *m);
+/* The model of o's method (its s and restart) for n unknowns and a
+ * preconditioner of kind pc; GMRES's cost grows with the basis, so it is
+ * averaged over the given iterations. Returns 0, or -1 for a method
+ * without a model (the numbers are then NaN). */
+int bench_iter_model_make(const kr_solve_options *o, int32_t n, kr_pc_kind pc,
+                          int iterations, bench_iter_model *m);
 
 /* Bytes of one iteration: spmvs * spmv_bytes + 8 B * n * (vectors + pcs *
  * pc_vectors). */
