@@ -1,6 +1,6 @@
 /* bench gje, part 1: batches of random dense blocks inverted by our
  * batched Gauss-Jordan elimination and, on the GPU, by cuBLAS
- * (precond/gje_cublas.h) in the same run, each result checked on a sample
+ * (tools/bench/gje_cublas.h) in the same run, each result checked on a sample
  * of blocks on the host.
  *
  * The blocks: for a k x k block, a random derangement p of 0..k-1 puts
