@@ -1,5 +1,7 @@
 # krylov build. `make` builds build/libkrylov.a, build/libkrylov.so and
-# build/krylov. CUDA is used when nvcc is found (PATH or CUDA_HOME); CUDA=0
+# build/krylov (drivers/, the command, against include/krylov.h alone, and
+# tools/bench/, `krylov bench`, which may use the internals and links
+# cuBLAS; neither is part of the library). CUDA is used when nvcc is found (PATH or CUDA_HOME); CUDA=0
 # forces a CPU-only build, CUDA=1 insists on CUDA. SANITIZE=1 builds with
 # AddressSanitizer and UBSan into build-asan/.
 # `make fuzz FUZZ_SECONDS=N` runs each libFuzzer target for N seconds.
@@ -47,10 +49,11 @@ endif
 
 # -Wno-format-truncation: messages are cut to their fixed buffers on purpose.
 CFLAGS_BASE := -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -g -fPIC -fopenmp \
-               -Wall -Wextra -Werror -Wno-format-truncation \
-               -Iinclude -I. $(SANFLAGS)
+               -Wall -Wextra -Werror -Wno-format-truncation $(SANFLAGS)
 CFLAGS  ?=
-ALL_CFLAGS := $(CFLAGS_BASE) $(CFLAGS)
+ALL_CFLAGS := $(CFLAGS_BASE) -Iinclude -I. $(CFLAGS)
+# The command's own code sees the public header only.
+DRIVER_CFLAGS := $(CFLAGS_BASE) -Iinclude $(CFLAGS)
 LDLIBS  := -lz -lm -fopenmp $(SANFLAGS)
 
 MODULES := core io spmv precond graph solver data
@@ -58,16 +61,23 @@ MODULES := core io spmv precond graph solver data
 STUBS   := $(wildcard $(addsuffix /cuda_stubs.c,$(MODULES)))
 LIB_C   := $(filter-out $(STUBS),$(wildcard $(addsuffix /*.c,$(MODULES))))
 LIB_CU  := $(wildcard $(addsuffix /*.cu,$(MODULES)))
+# `krylov bench`: linked into the command, never into libkrylov.
+BENCH_C  := $(filter-out tools/bench/cuda_stubs.c,$(wildcard tools/bench/*.c))
+BENCH_CU := $(wildcard tools/bench/*.cu)
 
 ifeq ($(CUDA),1)
   NVCCFLAGS := -O3 -std=c++17 -Iinclude -I. -Xcompiler -fPIC,-Wall,-Wextra,-Werror,-Wno-format-truncation \
                -gencode arch=compute_90,code=sm_90 \
                -gencode arch=compute_90,code=compute_90
   LIB_OBJ := $(LIB_C:%.c=$(BUILD)/%.o) $(LIB_CU:%.cu=$(BUILD)/%.cu.o)
+  BENCH_OBJ := $(BENCH_C:%.c=$(BUILD)/%.o) $(BENCH_CU:%.cu=$(BUILD)/%.cu.o)
   LDLIBS  += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 \
-             -lcusparse -lcublas -lcudart_static -ldl -lrt -lpthread -lstdc++
+             -lcusparse -lcudart_static -ldl -lrt -lpthread -lstdc++
+  BENCH_LDLIBS := -lcublas
 else
   LIB_OBJ := $(LIB_C:%.c=$(BUILD)/%.o) $(STUBS:%.c=$(BUILD)/%.o)
+  BENCH_OBJ := $(BENCH_C:%.c=$(BUILD)/%.o) $(BUILD)/tools/bench/cuda_stubs.o
+  BENCH_LDLIBS :=
 endif
 
 DRIVER_OBJ := $(patsubst %.c,$(BUILD)/%.o,$(wildcard drivers/*.c))
@@ -95,6 +105,10 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -MMD -MP -c $< -o $@
 
+$(BUILD)/drivers/%.o: drivers/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(DRIVER_CFLAGS) -MMD -MP -c $< -o $@
+
 $(BUILD)/%.cu.o: %.cu
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -MMD -MP -c $< -o $@
@@ -115,8 +129,9 @@ $(BUILD)/libkrylov.so: $(LIB_OBJ) $(BUILD)/exports.map
 	$(CC) -shared -o $@ $(LIB_OBJ) \
 	    -Wl,--version-script=$(BUILD)/exports.map $(LDLIBS)
 
-$(BUILD)/krylov: $(DRIVER_OBJ) $(BUILD)/libkrylov.a
-	$(CC) -o $@ $(DRIVER_OBJ) $(BUILD)/libkrylov.a $(LDLIBS)
+$(BUILD)/krylov: $(DRIVER_OBJ) $(BENCH_OBJ) $(BUILD)/libkrylov.a
+	$(CC) -o $@ $(DRIVER_OBJ) $(BENCH_OBJ) $(BUILD)/libkrylov.a \
+	    $(BENCH_LDLIBS) $(LDLIBS)
 
 # krylov-petsc, the program behind `krylov compare-petsc`, where PETSc and
 # mpicc are installed; libkrylov and build/krylov never link PETSc.

@@ -1,5 +1,5 @@
 /* Internal to the CUDA backend's .cu files: the backend state kept in
- * ctx->backend and the macros that turn CUDA, cuBLAS and cuSPARSE statuses
+ * ctx->backend and the macros that turn CUDA and cuSPARSE statuses
  * into krylov statuses with the call and the message. */
 #ifndef KR_CORE_CUDA_H
 #define KR_CORE_CUDA_H
@@ -7,7 +7,6 @@
 #include "core/ctx.h"
 #include "core/error.h"
 
-#include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cusparse.h>
 
@@ -22,8 +21,6 @@ typedef struct kr_cuda_alloc {
 typedef struct kr_cuda_state {
     int device;
     cudaStream_t stream;
-    cublasHandle_t cublas; /* made on first use: only the benchmark's cuBLAS
-                              baseline (gje_cublas.cu) needs one */
     cusparseHandle_t cusparse;
     cudaMemPool_t pool; /* every device allocation (cuda_backend.cu) */
     double *d_scratch;  /* KR_CUDA_SCRATCH doubles of device memory */
@@ -48,14 +45,6 @@ kr_status kr_cuda_fail(kr_ctx *ctx, const char *call, const char *what,
         cudaError_t kr_e_ = (call);                                            \
         if (kr_e_ != cudaSuccess)                                              \
             return kr_cuda_fail(ctx, #call, cudaGetErrorString(kr_e_),         \
-                                __FILE__, __LINE__);                           \
-    } while (0)
-
-#define KR_CUBLAS_TRY(ctx, call)                                               \
-    do {                                                                       \
-        cublasStatus_t kr_e_ = (call);                                         \
-        if (kr_e_ != CUBLAS_STATUS_SUCCESS)                                    \
-            return kr_cuda_fail(ctx, #call, cublasGetStatusString(kr_e_),      \
                                 __FILE__, __LINE__);                           \
     } while (0)
 

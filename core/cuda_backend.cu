@@ -1201,7 +1201,6 @@ void kr_cuda_backend_fini(kr_ctx *ctx)
     if (!st) return;
     if (st->stream) cudaStreamSynchronize(st->stream);
     if (st->cusparse) cusparseDestroy(st->cusparse);
-    if (st->cublas) cublasDestroy(st->cublas);
     if (st->d_scratch) cudaFreeAsync(st->d_scratch, st->stream);
     if (st->h_scratch) cudaFreeHost(st->h_scratch);
     if (st->stream) cudaStreamSynchronize(st->stream);

@@ -1,8 +1,8 @@
 /* `--verbose` (drivers/block_cond.h): the numbers come from
- * precond/bjacobi_cond.c; here they are worded, one line per block in
- * the words of bjacobi's singular-block error ("block 2 (rows 8..11,
- * 1-based 9..12)"), so a block can be looked up in either. */
-#include "drivers/block_cond.h"
+ * kr_precond_block_cond (precond/block_cond.c); here they are worded, one line
+ * per block in the words of bjacobi's singular-block error ("block 2
+ * (rows 8..11, 1-based 9..12)"), so a block can be looked up in either. */
+#include "block_cond.h"
 
 #include <string.h>
 
@@ -14,7 +14,7 @@ static const char *stand_in(const solve_run *r)
 }
 
 static void print_summary(FILE *f, const solve_run *r,
-                          const kr_bjacobi_cond_stats *s)
+                          const kr_block_cond_stats *s)
 {
     int inverted = (int)(s->blocks - s->replaced);
     fputs("block condition numbers, cond_1(B) = ||B||_1 ||B^-1||_1 "
@@ -33,7 +33,7 @@ static void print_summary(FILE *f, const solve_run *r,
             (int)s->extreme, inverted);
 }
 
-static void print_block(FILE *f, const solve_run *r, const kr_bjacobi_cond *c,
+static void print_block(FILE *f, const solve_run *r, const kr_block_cond *c,
                         int32_t b)
 {
     int s = (int)c->starts[b], e = (int)c->starts[b + 1] - 1;
@@ -55,9 +55,9 @@ void cli_block_conds(FILE *f, solve_run *r)
                 r->o->precond);
         return;
     }
-    kr_bjacobi_cond c;
-    kr_status st = kr_bjacobi_cond_compute(r->ctx, r->P, &r->A, &c);
-    if (st == KR_OK) st = kr_bjacobi_cond_summarize(r->ctx, &c, &r->cond);
+    kr_block_cond c;
+    kr_status st = kr_precond_block_cond(r->ctx, r->P, &r->A, &c);
+    if (st == KR_OK) st = kr_block_cond_summarize(r->ctx, &c, &r->cond);
     if (st == KR_OK) {
         r->have_cond = 1;
         print_summary(f, r, &r->cond);
@@ -66,11 +66,11 @@ void cli_block_conds(FILE *f, solve_run *r)
     } else {
         fprintf(stderr, "warning: --verbose: %s\n", kr_ctx_error(r->ctx));
     }
-    kr_bjacobi_cond_free(&c);
+    kr_block_cond_free(&c);
     fflush(f);
 }
 
-void cli_block_conds_json(cli_json *j, const kr_bjacobi_cond_stats *s)
+void cli_block_conds_json(cli_json *j, const kr_block_cond_stats *s)
 {
     cli_json_open(j, "block_conditions");
     cli_json_int(j, "blocks", s->blocks);

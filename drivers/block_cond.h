@@ -1,20 +1,20 @@
 /* `--verbose`: block-Jacobi's diagonal blocks and their 1-norm condition
- * numbers (precond/bjacobi_cond.h), as a summary and one line per block,
+ * numbers (kr_precond_block_cond), as a summary and one line per block,
  * and the summary as a member of the JSON report. */
 #ifndef KR_DRIVERS_BLOCK_COND_H
 #define KR_DRIVERS_BLOCK_COND_H
 
-#include "drivers/json.h"
-#include "drivers/solve.h"
+#include "json.h"
+#include "solve.h"
 
 #include <stdio.h>
 
-/* The summary's thresholds as precond/bjacobi_cond.h writes them ("1e8"),
+/* The summary's thresholds as include/krylov.h writes them ("1e8"),
  * for the help, the text and the JSON keys. */
 #define CLI_STR_(x) #x
 #define CLI_STR(x) CLI_STR_(x)
-#define CLI_COND_HIGH CLI_STR(KR_BJACOBI_COND_HIGH)
-#define CLI_COND_EXTREME CLI_STR(KR_BJACOBI_COND_EXTREME)
+#define CLI_COND_HIGH CLI_STR(KR_COND_HIGH)
+#define CLI_COND_EXTREME CLI_STR(KR_COND_EXTREME)
 
 /* Prints the report for r's preconditioner to f (for a preconditioner
  * without blocks, one line saying so) and keeps the summary in r->cond
@@ -23,6 +23,6 @@
 void cli_block_conds(FILE *f, solve_run *r);
 
 /* "block_conditions": {...}, the summary, into the open JSON object. */
-void cli_block_conds_json(cli_json *j, const kr_bjacobi_cond_stats *s);
+void cli_block_conds_json(cli_json *j, const kr_block_cond_stats *s);
 
 #endif

@@ -1,6 +1,6 @@
 /* Block partitions summarised: one pass for the range, one histogram of
  * the sizes for the most frequent ones. */
-#include "drivers/block_summary.h"
+#include "block_summary.h"
 
 #include <stdio.h>
 #include <stdlib.h>

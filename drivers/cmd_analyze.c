@@ -3,12 +3,11 @@
  * connected components of its graph, the dependencies between the blocks
  * bjacobi would use, and the format, preconditioner and method krylov
  * recommends, each with its reason. Text, or one JSON object. */
-#include "drivers/commands.h"
-#include "drivers/graph_cli.h"
-#include "drivers/json.h"
-#include "drivers/options.h"
+#include "commands.h"
+#include "graph_cli.h"
+#include "json.h"
 #include "krylov.h"
-#include "spmv/auto.h"
+#include "options.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -85,7 +84,8 @@ typedef struct analysis {
     int32_t sccs, largest_scc, weak;
     int32_t nb;
     kr_block_analysis blocks;
-    kr_auto_choice gpu_pick;
+    const char *gpu_format; /* what "auto" picks on a GPU, and why */
+    char gpu_why[320];
     char precond[160], method[160];
     double seconds;
 } analysis;
@@ -194,9 +194,9 @@ static int analyze(kr_ctx *ctx, const kr_csr *A, const analyze_opts *o,
     if (!rc) st = kr_block_analyze(ctx, A, a->nb, starts, &a->blocks);
     free(starts);
     if (!rc && st != KR_OK) rc = cli_lib_error(ctx, st, NULL);
-    kr_auto_features f;
-    if (!rc && kr_auto_features_of(ctx, A, &f) == KR_OK)
-        kr_auto_rule_gpu(&f, &a->gpu_pick);
+    if (!rc)
+        kr_format_auto_gpu(ctx, A, &a->gpu_format, a->gpu_why,
+                           sizeof a->gpu_why);
     if (!rc) recommend(A, a);
     a->seconds = kr_wtime() - t0;
     return rc;
@@ -269,8 +269,8 @@ static void print_text(const char *name, const kr_csr *A, const analyze_opts *o,
         printf("format:       auto on the CPU: csr (the other formats are "
                "reference kernels there)\n");
     if (strcmp(o->device, "cpu"))
-        printf("format:       auto on a GPU: %s (%s)\n", a->gpu_pick.format,
-               a->gpu_pick.why);
+        printf("format:       auto on a GPU: %s (%s)\n", a->gpu_format,
+               a->gpu_why);
     printf("precond:      %s\n", a->precond);
     printf("method:       %s\n", a->method);
     printf("analysis:     %.1f ms\n", a->seconds * 1e3);
@@ -325,8 +325,8 @@ static void print_json(const char *name, const kr_csr *A, const analyze_opts *o,
     json_blocks(&j, a);
     if (strcmp(o->device, "cuda")) cli_json_str(&j, "format_cpu", "csr");
     if (strcmp(o->device, "cpu")) {
-        cli_json_str(&j, "format_gpu", a->gpu_pick.format);
-        cli_json_str(&j, "format_gpu_reason", a->gpu_pick.why);
+        cli_json_str(&j, "format_gpu", a->gpu_format);
+        cli_json_str(&j, "format_gpu_reason", a->gpu_why);
     }
     cli_json_str(&j, "precond", a->precond);
     cli_json_str(&j, "method", a->method);

@@ -2,8 +2,8 @@
  * links PETSc, found next to this binary, with the same arguments. The
  * krylov command itself never links PETSc, so it runs where PETSc is not
  * installed (the GPU machines) and says how to get the comparison. */
-#include "drivers/commands.h"
-#include "drivers/options.h"
+#include "commands.h"
+#include "options.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -2,11 +2,11 @@
  * writes it in the format its name asks for (drivers/output.h), through a
  * temporary file, so a failure or an interrupt leaves no partial output.
  * The output is checked before the matrix is built. */
-#include "drivers/commands.h"
-#include "drivers/interrupt.h"
-#include "drivers/options.h"
-#include "drivers/output.h"
+#include "commands.h"
+#include "interrupt.h"
 #include "krylov.h"
+#include "options.h"
+#include "output.h"
 
 #include <stddef.h>
 #include <stdio.h>

@@ -3,12 +3,10 @@
  * quotient graph of a matrix's block partition) and answers "does u reach
  * v", one 0/1 line per query; --bench times labeling and a query batch on
  * one CPU core, all cores and the GPU instead. */
-#include "drivers/commands.h"
-#include "drivers/graph_cli.h"
-#include "drivers/options.h"
-#include "graph/graph.h"
-#include "io/lines.h"
+#include "commands.h"
+#include "graph_cli.h"
 #include "krylov.h"
+#include "options.h"
 
 #include <ctype.h>
 #include <stddef.h>
@@ -162,7 +160,7 @@ static int add_pair(reach_run *r, int64_t *cap, int64_t u, int64_t v)
 }
 
 /* "u v" or "u v x": the vertices, shifted to 0-based. */
-static int parse_query(reach_run *r, kr_lines *L, const char *line, int64_t *u,
+static int parse_query(reach_run *r, long number, const char *line, int64_t *u,
                        int64_t *v)
 {
     char *end;
@@ -182,12 +180,12 @@ static int parse_query(reach_run *r, kr_lines *L, const char *line, int64_t *u,
     }
     int32_t n = kr_graph_vertices(r->G), base = r->o->one_based;
     if (!ok) {
-        cli_error("%s:%ld: expected 'u v' (two vertex numbers)", L->path,
-                  L->line);
+        cli_error("%s:%ld: expected 'u v' (two vertex numbers)", r->o->queries,
+                  number);
         return CLI_EXIT_INPUT;
     }
     if (a < base || b < base || a >= n + base || b >= n + base) {
-        cli_error("%s:%ld: vertex %lld is not in %d..%d", L->path, L->line,
+        cli_error("%s:%ld: vertex %lld is not in %d..%d", r->o->queries, number,
                   a < base || a >= n + base ? a : b, base, n - 1 + base);
         return CLI_EXIT_INPUT;
     }
@@ -196,27 +194,31 @@ static int parse_query(reach_run *r, kr_lines *L, const char *line, int64_t *u,
     return 0;
 }
 
+/* The state of reading a queries file line by line. */
+typedef struct query_reader {
+    reach_run *r;
+    int64_t cap;
+    int rc; /* an exit code once a line is refused */
+} query_reader;
+
+static int query_line(void *user, const char *line, long number)
+{
+    query_reader *qr = user;
+    int64_t u, v;
+    while (isspace((unsigned char)*line))
+        line++;
+    if (!*line || *line == '#') return 0;
+    qr->rc = parse_query(qr->r, number, line, &u, &v);
+    if (!qr->rc) qr->rc = add_pair(qr->r, &qr->cap, u, v);
+    return qr->rc;
+}
+
 static int read_queries(reach_run *r)
 {
-    kr_lines L;
-    kr_status st = kr_lines_open(r->ctx, r->o->queries, &L);
+    query_reader qr = {r, 0, 0};
+    kr_status st = kr_read_lines(r->ctx, r->o->queries, query_line, &qr);
     if (st != KR_OK) return cli_lib_error(r->ctx, st, r->o->queries);
-    int64_t cap = 0, u, v;
-    int rc = 0;
-    char *line;
-    while (!rc) {
-        st = kr_lines_next(r->ctx, &L, &line);
-        if (st != KR_OK) rc = cli_lib_error(r->ctx, st, r->o->queries);
-        if (rc || !line) break;
-        const char *s = line;
-        while (isspace((unsigned char)*s))
-            s++;
-        if (!*s || *s == '#') continue;
-        rc = parse_query(r, &L, s, &u, &v);
-        if (!rc) rc = add_pair(r, &cap, u, v);
-    }
-    kr_lines_close(&L);
-    return rc;
+    return qr.rc;
 }
 
 static int random_queries(reach_run *r, int64_t q)
@@ -227,9 +229,7 @@ static int random_queries(reach_run *r, int64_t q)
         cli_error("out of memory for %lld queries", (long long)q);
         return CLI_EXIT_DEVICE;
     }
-    for (int64_t k = 0; k < 2 * q; k++)
-        r->pairs[k] =
-            n ? (int32_t)(kr_mix64(s * 0x100000001b3ull + (uint64_t)k) % n) : 0;
+    kr_graph_random_pairs((int32_t)n, q, s, r->pairs);
     r->q = n ? q : 0;
     r->random = 1;
     return 0;

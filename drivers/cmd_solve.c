@@ -3,18 +3,17 @@
  * solve, report, and write the solution and history. Without -b the
  * right-hand side is A*ones, so the forward error is known too. Files are
  * Matrix Market or PETSc binary, told apart by their first bytes. */
-#include "drivers/block_cond.h"
-#include "drivers/commands.h"
-#include "drivers/graph_cli.h"
-#include "drivers/history.h"
-#include "drivers/interrupt.h"
-#include "drivers/options.h"
-#include "drivers/output.h"
-#include "drivers/petsc_style.h"
-#include "drivers/report.h"
-#include "drivers/solve.h"
-#include "io/read.h"
+#include "block_cond.h"
+#include "commands.h"
+#include "graph_cli.h"
+#include "history.h"
+#include "interrupt.h"
 #include "krylov.h"
+#include "options.h"
+#include "output.h"
+#include "petsc_style.h"
+#include "report.h"
+#include "solve.h"
 
 #include <limits.h>
 #include <math.h>
@@ -201,20 +200,38 @@ void cli_solve_print_options(FILE *f)
     cli_print_exit_codes(f);
 }
 
-/* Options that only one method or preconditioner reads. */
+/* Options that only one method or some preconditioners read. */
 typedef struct scoped_opt {
     const char *name, *alias; /* alias: the PETSc spelling, or NULL */
-    int of_method;            /* 1: owner is a method, 0: a preconditioner */
-    const char *owner;
+    int of_method;            /* 1: owner is a method, 0: preconditioners */
+    const char *owner;        /* the method, or the preconditioners' option
+                                 key (kr_precond_has_option)               */
 } scoped_opt;
 
 static const scoped_opt scoped[] = {
     {"--restart", "-ksp_gmres_restart", 1, "gmres"},
     {"--s", NULL, 1, "idr"},
-    {"--block-size", NULL, 0, "bjacobi"},
-    {"--blocks", NULL, 0, "bjacobi"},
-    {"--bjacobi-singular", NULL, 0, "bjacobi"},
+    {"--block-size", NULL, 0, "block_size"},
+    {"--blocks", NULL, 0, "block_sizes"},
+    {"--bjacobi-singular", NULL, 0, "singular"},
 };
+
+/* Whether the chosen method or preconditioner reads s; *owners names
+ * what does ("gmres", or the preconditioners that read the key). */
+static int reads_option(const scoped_opt *s, const solve_opts *o, char *owners,
+                        size_t len)
+{
+    if (s->of_method) {
+        snprintf(owners, len, "%s", s->owner);
+        return !strcmp(o->method, s->owner);
+    }
+    owners[0] = '\0';
+    for (const char *const *p = kr_precond_names(); *p; p++)
+        if (kr_precond_has_option(*p, s->owner))
+            snprintf(owners + strlen(owners), len - strlen(owners), "%s%s",
+                     *owners ? ", " : "", *p);
+    return kr_precond_has_option(o->precond, s->owner);
+}
 
 /* 1 when argv holds the option `name`, alone or as name=value. */
 static int given(int argc, char **argv, const char *name)
@@ -236,13 +253,14 @@ static void warn_unused(const char *command, int argc, char **argv,
     for (size_t i = 0; i < sizeof scoped / sizeof scoped[0]; i++) {
         const scoped_opt *s = &scoped[i];
         const char *chosen = s->of_method ? o->method : o->precond;
-        if (!strcmp(chosen, s->owner)) continue;
+        char owners[128];
+        if (reads_option(s, o, owners, sizeof owners)) continue;
         if (given(argc, argv, s->name) || given(argc, argv, s->alias))
             fprintf(stderr,
                     "krylov %s: warning: %s applies to %s %s only; ignored "
                     "with %s\n",
                     command, s->name, s->of_method ? "--method" : "--precond",
-                    s->owner, chosen);
+                    owners, chosen);
     }
 }
 
@@ -381,9 +399,10 @@ static void warn_singular(const solve_run *r)
     int32_t bad = kr_precond_singular_blocks(r->P);
     if (bad > 0)
         fprintf(stderr,
-                "warning: bjacobi: %d of %d diagonal blocks are singular; "
+                "warning: %s: %d of %d diagonal blocks are singular; "
                 "they use %s instead (--bjacobi-singular)\n",
-                (int)bad, (int)kr_precond_block_count(r->P),
+                kr_precond_name(r->P), (int)bad,
+                (int)kr_precond_block_count(r->P),
                 strcmp(r->o->bjacobi_singular, "identity") ? "scalar Jacobi"
                                                            : "the identity");
 }
@@ -396,7 +415,7 @@ static int setup(solve_run *r)
     po.singular = singular_policy(r->o->bjacobi_singular);
     po.blocking = cli_blocking_of(r->o->blocking);
     int32_t *sizes = NULL;
-    if (r->o->blocks && !strcmp(r->o->precond, "bjacobi")) {
+    if (r->o->blocks && kr_precond_has_option(r->o->precond, "block_sizes")) {
         int rc = read_blocks(r, &sizes, &po.nblocks);
         if (rc) {
             free(sizes);
@@ -496,8 +515,8 @@ static void report(const solve_run *r)
 {
     kr_row_stats rows;
     kr_csr_row_stats(&r->A, &rows);
-    kr_bjacobi_times stages;
-    const int have_stages = kr_bjacobi_get_times(r->P, &stages);
+    kr_precond_info info;
+    kr_precond_get_info(r->P, &info);
     cli_report rep = {.matrix = r->name,
                       .generated = r->o->gen != NULL,
                       .n = r->A.nrows,
@@ -521,7 +540,7 @@ static void report(const solve_run *r)
                       .precond_build_seconds = r->precond_seconds,
                       .precond_blocks = kr_precond_block_count(r->P),
                       .precond_singular = kr_precond_singular_blocks(r->P),
-                      .precond_stages = have_stages ? &stages : NULL,
+                      .precond_info = info.stages ? &info : NULL,
                       .cond = r->have_cond ? &r->cond : NULL};
     if (rep.have_forward)
         cli_forward_error(r->x, r->A.nrows, &rep.forward_inf,

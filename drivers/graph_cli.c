@@ -1,8 +1,7 @@
 /* Helpers of the graph commands (reach, analyze). */
-#include "drivers/graph_cli.h"
+#include "graph_cli.h"
 
-#include "drivers/options.h"
-#include "io/read.h"
+#include "options.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* The --history CSV, written whole or not at all (drivers/output.h). */
-#include "drivers/history.h"
+#include "history.h"
 
-#include "drivers/output.h"
+#include "output.h"
 
 #include <stdio.h>
 

@@ -1,9 +1,9 @@
 /* The signal handler does only async-signal-safe things: it sets a
  * volatile sig_atomic_t flag, or unlinks the listed temporaries, writes
  * one line with write(2) and calls _exit. */
-#include "drivers/interrupt.h"
+#include "interrupt.h"
 
-#include "io/outfile.h"
+#include "krylov.h"
 
 #include <signal.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* A tiny JSON writer: strings escaped per RFC 8259 (quote, backslash and
  * control characters), numbers with the fewest digits (15 to 17) that read
  * back exactly, NaN and Inf as null since JSON has no spelling for them. */
-#include "drivers/json.h"
+#include "json.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -1,8 +1,8 @@
 /* The krylov command: dispatches to a subcommand, prints the overview help
  * and the version. */
-#include "drivers/commands.h"
-#include "drivers/options.h"
+#include "commands.h"
 #include "krylov.h"
+#include "options.h"
 
 #include <limits.h>
 #include <stdio.h>

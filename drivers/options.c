@@ -1,7 +1,7 @@
 /* Command-line parsing: "--opt value" and "--opt=value", numbers parsed
  * strictly (the whole token, in range), choices checked against the
  * library's registries so the messages list exactly what is accepted. */
-#include "drivers/options.h"
+#include "options.h"
 
 #include <ctype.h>
 #include <errno.h>

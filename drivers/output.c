@@ -1,8 +1,7 @@
-/* Output files of the command, through io/outfile.c. */
-#include "drivers/output.h"
+/* Output files of the command, through the library's writers. */
+#include "output.h"
 
-#include "drivers/options.h"
-#include "io/outfile.h"
+#include "options.h"
 
 #include <string.h>
 
@@ -56,13 +55,7 @@ int cli_write_text(const char *path, void (*emit)(FILE *, const void *),
 {
     kr_ctx *ctx = message_ctx();
     if (!ctx) return CLI_EXIT_DEVICE;
-    kr_outfile o;
-    kr_status st = kr_outfile_open(ctx, path, KR_OUT_PLAIN, &o);
-    if (st == KR_OK) {
-        emit(o.f, arg);
-        st =
-            ferror(o.f) ? kr_outfile_fail(ctx, &o) : kr_outfile_commit(ctx, &o);
-    }
+    kr_status st = kr_write_text(ctx, path, emit, arg);
     if (st != KR_OK) cli_error("%s", kr_ctx_error(ctx));
     kr_ctx_destroy(ctx);
     return cli_exit_code(st);

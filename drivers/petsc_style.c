@@ -3,9 +3,9 @@
  * vpbjacobi its variable-size point-block Jacobi = krylov's bjacobi), and
  * -ksp_view / -ksp_converged_reason output worded as PETSc words it, so
  * scripts that read PETSc's lines read ours. */
-#include "drivers/petsc_style.h"
+#include "petsc_style.h"
 
-#include "drivers/block_summary.h"
+#include "block_summary.h"
 
 #include <string.h>
 

@@ -4,8 +4,8 @@
 #ifndef KR_DRIVERS_PETSC_STYLE_H
 #define KR_DRIVERS_PETSC_STYLE_H
 
-#include "drivers/solve.h"
 #include "krylov.h"
+#include "solve.h"
 
 #include <stdio.h>
 

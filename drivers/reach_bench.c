@@ -1,8 +1,8 @@
 /* krylov reach --bench: the GRAIL index of one graph built and queried on
  * one CPU core, on all cores and on the GPU, in the same run, with the
  * answers of every configuration checked against the first. */
-#include "drivers/graph_cli.h"
-#include "drivers/options.h"
+#include "graph_cli.h"
+#include "options.h"
 
 #include <stdio.h>
 #include <stdlib.h>

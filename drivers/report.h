@@ -4,8 +4,6 @@
 #define KR_DRIVERS_REPORT_H
 
 #include "krylov.h"
-#include "precond/bjacobi.h"
-#include "precond/bjacobi_cond.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -34,12 +32,12 @@ typedef struct cli_report {
     int32_t precond_blocks;   /* diagonal blocks (0: not a block
                                  preconditioner; then not reported)  */
     int32_t precond_singular; /* of them singular, replaced           */
-    /* bjacobi: its setup's stages (upload of A, blocking, extraction +
-     * inversion); NULL for the other preconditioners */
-    const kr_bjacobi_times *precond_stages;
-    /* --verbose with bjacobi: the blocks' condition numbers (JSON only;
-     * the text is printed after setup); NULL otherwise */
-    const kr_bjacobi_cond_stats *cond;
+    /* the preconditioner's view: its setup's timed stages, if any */
+    const kr_precond_info *precond_info;
+    /* --verbose with a block preconditioner: the blocks' condition
+     * numbers (JSON only; the text is printed after setup); NULL
+     * otherwise */
+    const kr_block_cond_stats *cond;
 } cli_report;
 
 /* ||x - 1||_inf and ||x - 1||_2 / ||1||_2, for b = A*ones. */

@@ -7,7 +7,6 @@
 #define KR_DRIVERS_SOLVE_H
 
 #include "krylov.h"
-#include "precond/bjacobi_cond.h"
 
 #include <stdio.h>
 
@@ -40,7 +39,7 @@ typedef struct solve_run {
     double matrix_seconds;  /* kr_matrix_create in the --format        */
     double precond_seconds; /* kr_precond_create_opts                  */
     int have_cond;          /* --verbose with bjacobi: cond is set     */
-    kr_bjacobi_cond_stats cond;
+    kr_block_cond_stats cond;
     kr_result res;
 } solve_run;
 

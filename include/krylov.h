@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -151,6 +152,53 @@ kr_status kr_read_petsc_vec(kr_ctx *ctx, const char *path, int32_t *n,
 kr_status kr_write_petsc_vec(kr_ctx *ctx, const char *path, int32_t n,
                              const double *data);
 
+/* What kr_read_matrix_path checks besides the file's syntax. */
+typedef enum kr_read_flags {
+    /* The matrix of a linear system: refused, naming the line (Matrix
+     * Market) or the header (PETSc), when not square, 0 x 0, or when its
+     * size line declares fewer entries than rows, which proves an empty
+     * row (singular) before anything is allocated for the rows. An empty
+     * row found otherwise is left to the solve (a consistent singular
+     * system can be solved; Jacobi names the zero diagonal). */
+    KR_READ_SYSTEM = 1u << 0
+} kr_read_flags;
+
+/* The readers of the krylov command. Each reads its input once, front to
+ * back: a file (gzip told by its first bytes), a pipe, or standard input
+ * for path "-". A sparse matrix from Matrix Market or PETSc binary, told
+ * apart by the first bytes; flags: 0 or KR_READ_SYSTEM. */
+kr_status kr_read_matrix_path(kr_ctx *ctx, const char *path, unsigned flags,
+                              kr_csr *A);
+/* A dense matrix (column-major, into a new array *data freed with free())
+ * from Matrix Market, or an n x 1 one from a PETSc binary vector. */
+kr_status kr_read_vector_path(kr_ctx *ctx, const char *path, int32_t *nrows,
+                              int32_t *ncols, double **data);
+/* Block sizes for block-Jacobi (kr_precond_options.block_sizes): a Matrix
+ * Market column or row of integers in 1..max, into *sizes (freed with
+ * free()) and *count. */
+kr_status kr_read_block_sizes_path(kr_ctx *ctx, const char *path, int32_t max,
+                                   int32_t **sizes, int32_t *count);
+/* Calls fn for each line of a text file (as the readers above read path),
+ * without its "\n" or "\r\n", with its number from 1. fn returns 0 to go
+ * on; nonzero stops the reading, and kr_read_lines returns KR_OK. */
+typedef int (*kr_line_fn)(void *user, const char *line, long number);
+kr_status kr_read_lines(kr_ctx *ctx, const char *path, kr_line_fn fn,
+                        void *user);
+
+/* KR_ERR_IO, naming path and why, when path cannot be written as the
+ * writers write it (above); nothing is left behind. For programs that
+ * check their outputs before long work. */
+kr_status kr_outfile_check(kr_ctx *ctx, const char *path);
+/* Writes a text file as the writers write path: emit(f, arg) prints the
+ * whole text to f; a failed write (ferror) is KR_ERR_IO and leaves no
+ * partial file. */
+typedef void (*kr_emit_fn)(FILE *f, const void *arg);
+kr_status kr_write_text(kr_ctx *ctx, const char *path, kr_emit_fn emit,
+                        const void *arg);
+/* Removes the temporaries of the outputs being written; async-signal-safe,
+ * for a signal handler that ends the program. */
+void kr_outfile_unlink_pending(void);
+
 /* ------------------------------------------------------------ generators */
 
 /* Builds a test matrix from a spec such as "poisson3d:64". The list of specs
@@ -217,6 +265,12 @@ size_t kr_matrix_bytes(const kr_matrix *M);
 double kr_matrix_build_seconds(const kr_matrix *M);
 /* Entries the format stores (padding included) over nnz; 1 for CSR. */
 double kr_matrix_padding_ratio(const kr_matrix *M);
+
+/* What KR_FORMAT_DEFAULT ("auto") picks for A on a GPU, worked out on any
+ * machine: the format's name into *format (a static string) and the rules'
+ * reason into why[0..len). On failure *format is "csr" and why is "". */
+kr_status kr_format_auto_gpu(kr_ctx *ctx, const kr_csr *A, const char **format,
+                             char *why, size_t len);
 
 /* A non-owning description of CSR arrays in the backend's memory (device
  * pointers on the GPU), as cuSPARSE's generic API describes a matrix. */
@@ -314,6 +368,83 @@ int32_t kr_precond_singular_blocks(const kr_precond *P);
  * preconditioners without blocks). */
 int32_t kr_precond_block_count(const kr_precond *P);
 kr_status kr_precond_block_sizes(const kr_precond *P, int32_t *sizes);
+
+/* Options by name, for the preconditioner `name`: "block_size" (1..32),
+ * "fixed" (0 or 1), "singular" ("jacobi", "identity", "error") and
+ * "blocking" ("supervariable", "scc") for block-Jacobi (the block sizes
+ * themselves go in block_sizes and nblocks). KR_ERR_ARG for a value out
+ * of range, KR_ERR_UNSUPPORTED for a key the preconditioner does not
+ * read; o is changed only on success. */
+kr_status kr_precond_options_set(kr_ctx *ctx, const char *name,
+                                 kr_precond_options *o, const char *key,
+                                 const char *value);
+/* 1 when the preconditioner `name` reads the option key ("block_sizes"
+ * included), else 0. */
+int kr_precond_has_option(const char *name, const char *key);
+
+/* One timed stage of a preconditioner's setup. */
+typedef struct kr_precond_stage {
+    const char *name;  /* a key for reports: "upload", "blocking", ...    */
+    const char *label; /* a few words for people: "upload of A", ...      */
+    double seconds;    /* wall clock, the device's work finished          */
+} kr_precond_stage;
+
+#define KR_PRECOND_MAX_STAGES 8
+
+/* What a preconditioner says about itself; a field that does not apply to
+ * it is 0. */
+typedef struct kr_precond_info {
+    int32_t blocks;          /* diagonal blocks (kr_precond_block_count)  */
+    int32_t singular_blocks; /* of them replaced by the singular policy   */
+    int stages;              /* timed stages of its setup, in order       */
+    kr_precond_stage stage[KR_PRECOND_MAX_STAGES];
+} kr_precond_info;
+kr_status kr_precond_get_info(const kr_precond *P, kr_precond_info *info);
+
+/* Thresholds of kr_block_cond_stats. An inverse with cond > 1e8 keeps
+ * about half of double's 16 digits (error ~ cond * eps ~ 1e-8), one with
+ * cond > 1e12 about 4: there the preconditioner applies mostly rounding.
+ * Plain literals, so that reports can quote them as written. */
+#define KR_COND_HIGH 1e8
+#define KR_COND_EXTREME 1e12
+
+/* The 1-norm condition numbers of the diagonal blocks of a preconditioner
+ * with blocks, cond_1(B_b) = ||B_b||_1 ||B_b^-1||_1, B_b the block of A
+ * and B_b^-1 the inverse the preconditioner applies (read back from the
+ * backend). The inverse is the computed one, so the number is an
+ * estimate: its relative error grows like cond * eps, which still tells
+ * 1e12 from 1e14. */
+typedef struct kr_block_cond {
+    int32_t nb;              /* blocks                                      */
+    int32_t *starts;         /* nb + 1: block b is rows starts[b]..
+                                starts[b+1]-1 (0-based)                     */
+    double *cond;            /* nb: cond_1(B_b); INFINITY where replaced    */
+    unsigned char *replaced; /* nb: 1 where B_b was singular and the
+                                policy's stand-in (scalar Jacobi or the
+                                identity), not an inverse, is applied       */
+} kr_block_cond;
+
+/* c = the condition numbers of the blocks of P, built from the host CSR A
+ * (the same matrix). KR_ERR_ARG for a preconditioner without blocks or a
+ * matrix of another size; the status of reading the inverses back when
+ * that fails. c is overwritten; free it with kr_block_cond_free (also
+ * after a failure). */
+kr_status kr_precond_block_cond(kr_ctx *ctx, const kr_precond *P,
+                                const kr_csr *A, kr_block_cond *c);
+void kr_block_cond_free(kr_block_cond *c);
+
+/* c in a few numbers. min, median (the mean of the two middle values for
+ * an even count), max and the counts above the thresholds are over the
+ * inverted blocks only: a replaced block has no inverse to measure. A
+ * non-finite cond (an inverse that overflowed) counts as above both. */
+typedef struct kr_block_cond_stats {
+    int32_t blocks, replaced;
+    double min, median, max; /* NaN when every block was replaced */
+    int32_t max_block;       /* the block of max; -1 when none    */
+    int32_t high, extreme;   /* cond > KR_COND_HIGH, KR_COND_EXTREME */
+} kr_block_cond_stats;
+kr_status kr_block_cond_summarize(kr_ctx *ctx, const kr_block_cond *c,
+                                  kr_block_cond_stats *s);
 
 /* kr_precond_create_opts for the matrix M made from A: where M holds its
  * CSR in backend memory (kr_matrix_csr_view), the preconditioner reads it
@@ -495,19 +626,6 @@ const char *const *kr_method_names(void);
 /* Wall-clock seconds from a monotonic clock. */
 double kr_wtime(void);
 
-/* ------------------------------------------------------------ benchmarks */
-
-/* Times y = M x: `warmup` untimed applications, then `reps` timed ones, each
- * with CUDA events on the GPU (a wall clock on the CPU). Returns the median
- * and the minimum seconds of one application. */
-kr_status kr_matrix_time_apply(kr_matrix *M, const kr_vec *x, kr_vec *y,
-                               int warmup, int reps, double *median_s,
-                               double *min_s);
-/* Device-to-device copy of `bytes` bytes, median of `reps` timed copies;
- * bandwidth counts bytes read plus bytes written. */
-kr_status kr_ctx_copy_bandwidth(kr_ctx *ctx, size_t bytes, int reps,
-                                double *bytes_per_s);
-
 /* ------------------------------------------------ graphs and reachability */
 
 /* A directed graph on vertices 0..n-1 (GRAIL reachability, graph/). Build
@@ -537,6 +655,11 @@ int64_t kr_graph_edges(const kr_graph *G);
 /* The out-neighbours of v: *count of them at *out (borrowed). */
 void kr_graph_out(const kr_graph *G, int32_t v, const int32_t **out,
                   int64_t *count);
+
+/* q pseudo-random vertex pairs of a graph of n vertices into pairs[0..2q)
+ * (u, v, u, v, ...), the same for a seed on every machine: query sets for
+ * tests and benchmarks of kr_reach. All zero when n is 0. */
+void kr_graph_random_pairs(int32_t n, int64_t q, uint64_t seed, int32_t *pairs);
 
 /* Strongly connected components without recursion (iterative Tarjan):
  * comp[v] in 0..*ncomp-1, numbered in a topological order of the

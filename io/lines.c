@@ -130,3 +130,21 @@ void kr_lines_close(kr_lines *L)
     L->src = NULL;
     L->buf = NULL;
 }
+
+kr_status kr_read_lines(kr_ctx *ctx, const char *path, kr_line_fn fn,
+                        void *user)
+{
+    if (!path || !fn)
+        return kr_fail(ctx, KR_ERR_ARG, "kr_read_lines: %s is NULL",
+                       path ? "fn" : "path");
+    kr_lines L;
+    memset(&L, 0, sizeof L); /* closed even when the open fails */
+    kr_status st = kr_lines_open(ctx, path, &L);
+    char *line = NULL;
+    while (st == KR_OK) {
+        st = kr_lines_next(ctx, &L, &line);
+        if (st != KR_OK || !line || fn(user, line, L.line)) break;
+    }
+    kr_lines_close(&L);
+    return st;
+}

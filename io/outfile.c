@@ -386,3 +386,16 @@ int kr_outfile_gzip_name(const char *path)
     size_t n = strlen(path);
     return n >= 3 && !strcmp(path + n - 3, ".gz");
 }
+
+kr_status kr_write_text(kr_ctx *ctx, const char *path, kr_emit_fn emit,
+                        const void *arg)
+{
+    if (!path || !emit)
+        return kr_fail(ctx, KR_ERR_ARG, "kr_write_text: %s is NULL",
+                       path ? "emit" : "path");
+    kr_outfile o;
+    kr_status st = kr_outfile_open(ctx, path, KR_OUT_PLAIN, &o);
+    if (st != KR_OK) return st;
+    emit(o.f, arg);
+    return ferror(o.f) ? kr_outfile_fail(ctx, &o) : kr_outfile_commit(ctx, &o);
+}

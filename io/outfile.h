@@ -49,18 +49,15 @@ kr_status kr_outfile_commit(kr_ctx *ctx, kr_outfile *o);
 /* Closes and removes the temporary; accepts a closed or zeroed one. */
 void kr_outfile_abort(kr_outfile *o);
 
-/* KR_ERR_IO, naming path and why, when kr_outfile_open would fail to
- * create it (no such folder, not writable, a folder): so a command can
- * refuse a bad output before its work. Creates and removes a temporary
- * where a rename would go; never opens a FIFO or device. */
-kr_status kr_outfile_check(kr_ctx *ctx, const char *path);
+/* kr_outfile_check (public: include/krylov.h): KR_ERR_IO, naming path and
+ * why, when kr_outfile_open would fail to create it (no such folder, not
+ * writable, a folder). Creates and removes a temporary where a rename
+ * would go; never opens a FIFO or device. */
 
 /* 1 when path ends in ".gz" (written compressed by the Matrix Market
  * writers). */
 int kr_outfile_gzip_name(const char *path);
 
-/* Removes the temporaries of unfinished outputs; async-signal-safe (only
- * atomic loads and unlink), for a signal handler about to _exit. */
-void kr_outfile_unlink_pending(void);
+/* kr_outfile_unlink_pending (public) uses only atomic loads and unlink. */
 
 #endif

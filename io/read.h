@@ -11,15 +11,8 @@
 
 #include <stdint.h>
 
-typedef enum kr_read_flags {
-    /* The matrix of a linear system: refused, naming the line (Matrix
-     * Market) or the header (PETSc), when not square, 0 x 0, or when its
-     * size line declares fewer entries than rows, which proves an empty
-     * row (singular) before anything is allocated for the rows. An empty
-     * row found otherwise is left to the solve (a consistent singular
-     * system can be solved; Jacobi names the zero diagonal). */
-    KR_READ_SYSTEM = 1u << 0
-} kr_read_flags;
+/* kr_read_flags (KR_READ_SYSTEM) and the *_path readers are public
+ * (include/krylov.h). */
 
 /* What the first bytes of an input say it is. */
 typedef enum kr_input_kind {
@@ -35,13 +28,9 @@ kr_status kr_input_kind_of(kr_ctx *ctx, kr_source *S, kr_input_kind *kind);
  * first bytes (after gunzip). */
 kr_status kr_read_matrix_from(kr_ctx *ctx, kr_source *S, unsigned flags,
                               kr_csr *A);
-kr_status kr_read_matrix_path(kr_ctx *ctx, const char *path, unsigned flags,
-                              kr_csr *A);
 /* A dense matrix (column-major) from Matrix Market, or an n x 1 one from a
  * PETSc binary vector. */
 kr_status kr_read_vector_from(kr_ctx *ctx, kr_source *S, int32_t *nrows,
-                              int32_t *ncols, double **data);
-kr_status kr_read_vector_path(kr_ctx *ctx, const char *path, int32_t *nrows,
                               int32_t *ncols, double **data);
 
 kr_status kr_read_mtx_from(kr_ctx *ctx, kr_source *S, unsigned flags,
@@ -56,8 +45,6 @@ kr_status kr_read_petsc_vec_from(kr_ctx *ctx, kr_source *S, int32_t *n,
 /* Block sizes for block-Jacobi (`--blocks FILE`): a Matrix Market column
  * or row of integers in 1..max, into *sizes (free()) and *count. */
 kr_status kr_read_block_sizes_from(kr_ctx *ctx, kr_source *S, int32_t max,
-                                   int32_t **sizes, int32_t *count);
-kr_status kr_read_block_sizes_path(kr_ctx *ctx, const char *path, int32_t max,
                                    int32_t **sizes, int32_t *count);
 
 #endif

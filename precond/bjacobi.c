@@ -15,6 +15,7 @@
 #include "precond/gje_batch.h"
 #include "precond/precond.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +31,10 @@ typedef struct bj_impl {
     int32_t nsingular;
     int32_t *singular; /* host, nb: 1 where the policy replaced the block */
     const kr_gje_batch_ops *ops;
-    kr_bjacobi_times times;
+    /* wall-clock seconds of the setup's stages (each ends with the
+     * device's work finished): A's upload (0 on the CPU or from the
+     * matrix's own copy), the partition, extraction + inversion + policy */
+    double upload_s, blocking_s, invert_s;
 } bj_impl;
 
 static void bj_free(kr_ctx *ctx, bj_impl *m)
@@ -234,7 +238,7 @@ static kr_status invert_blocks(kr_ctx *ctx, const kr_csr *A,
     if (st == KR_OK)
         st = ctx->ops->download(ctx, bad, d_info, nb * sizeof *bad);
     if (st == KR_OK) st = apply_policy(ctx, A, policy, m, bad);
-    m->singular = bad; /* kept for kr_bjacobi_singular_flags */
+    m->singular = bad; /* kept for the view */
     return st;
 }
 
@@ -265,14 +269,6 @@ kr_status kr_bjacobi_inverse_csr(kr_ctx *ctx, const void *impl, kr_csr *B)
     }
     free(inv);
     return st;
-}
-
-int kr_bjacobi_get_times(const kr_precond *P, kr_bjacobi_times *t)
-{
-    memset(t, 0, sizeof *t);
-    if (!P || P->ops != &kr_precond_bjacobi_ops) return 0;
-    *t = ((const bj_impl *)P->impl)->times;
-    return 1;
 }
 
 static kr_status check_build(kr_ctx *ctx, const kr_csr *A,
@@ -310,13 +306,14 @@ static kr_status build_stages(kr_ctx *ctx, const kr_csr *A,
      * setup_mem only allocates the flags' scratch, which the blocking uses */
     double up = w.uploaded ? t1 - t0 : 0.0;
     setup_mem_free(ctx, &w);
-    m->times = (kr_bjacobi_times){up, t2 - t0 - up, t3 - t2, kr_wtime() - t0};
+    m->upload_s = up;
+    m->blocking_s = t2 - t0 - up;
+    m->invert_s = t3 - t2;
     return st;
 }
 
-static kr_status bj_build_view(kr_ctx *ctx, const kr_csr *A,
-                               const kr_csr_view *dev,
-                               const kr_precond_options *o, void **impl)
+static kr_status bj_setup(kr_ctx *ctx, const kr_csr *A, const kr_csr_view *dev,
+                          const kr_precond_options *o, void **impl)
 {
     KR_TRY(check_build(ctx, A, o));
     bj_impl *m = calloc(1, sizeof *m);
@@ -332,19 +329,6 @@ static kr_status bj_build_view(kr_ctx *ctx, const kr_csr *A,
     return KR_OK;
 }
 
-static kr_status bj_build_opts(kr_ctx *ctx, const kr_csr *A,
-                               const kr_precond_options *o, void **impl)
-{
-    return bj_build_view(ctx, A, NULL, o, impl);
-}
-
-static kr_status bj_build(kr_ctx *ctx, const kr_csr *A, void **impl)
-{
-    kr_precond_options o;
-    kr_precond_options_default(&o);
-    return bj_build_opts(ctx, A, &o, impl);
-}
-
 static kr_status bj_apply(kr_ctx *ctx, void *impl, int32_t n, const double *r,
                           double *z)
 {
@@ -355,39 +339,100 @@ static kr_status bj_apply(kr_ctx *ctx, void *impl, int32_t n, const double *r,
 
 static void bj_destroy(kr_ctx *ctx, void *impl) { bj_free(ctx, impl); }
 
-static int32_t bj_singular_blocks(const void *impl)
-{
-    return ((const bj_impl *)impl)->nsingular;
-}
-
-static int32_t bj_block_count(const void *impl)
-{
-    return ((const bj_impl *)impl)->bb.nb;
-}
-
-static void bj_block_sizes(const void *impl, int32_t *sizes)
+static void bj_view(const void *impl, kr_precond_view *v)
 {
     const bj_impl *m = impl;
-    for (int32_t b = 0; b < m->bb.nb; b++)
-        sizes[b] = m->bb.h_starts[b + 1] - m->bb.h_starts[b];
+    v->info.blocks = m->bb.nb;
+    v->info.singular_blocks = m->nsingular;
+    const kr_precond_stage stages[] = {
+        {"upload", "upload of A", m->upload_s},
+        {"blocking", "blocking", m->blocking_s},
+        {"invert", "extract+invert", m->invert_s}};
+    v->info.stages = (int)(sizeof stages / sizeof stages[0]);
+    memcpy(v->info.stage, stages, sizeof stages);
+    v->starts = m->bb.h_starts;
+    v->singular = m->singular;
+    v->inverse_csr = kr_bjacobi_inverse_csr;
+}
+
+/* An unsigned decimal in lo..hi, the whole of text. */
+static int parse_int(const char *text, long lo, long hi, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno || end == text || *end || v < lo || v > hi) return 0;
+    *out = (int)v;
+    return 1;
+}
+
+/* text's index in the NULL-terminated names, or -1. */
+static int choice(const char *text, const char *const *names)
+{
+    for (int i = 0; names[i]; i++)
+        if (!strcmp(text, names[i])) return i;
+    return -1;
+}
+
+static const char *const bj_keys[] = {"block_size", "fixed",       "singular",
+                                      "blocking",   "block_sizes", NULL};
+/* In the order of kr_singular_policy and kr_blocking. */
+static const char *const singular_names[] = {"jacobi", "identity", "error",
+                                             NULL};
+static const char *const blocking_names[] = {"supervariable", "scc", NULL};
+
+static kr_status bad_value(kr_ctx *ctx, const char *key, const char *value,
+                           const char *valid)
+{
+    return kr_fail(ctx, KR_ERR_ARG, "bjacobi: option %s: '%s' is not %s", key,
+                   value, valid);
+}
+
+static kr_status bj_set_option(kr_ctx *ctx, kr_precond_options *o,
+                               const char *key, const char *value)
+{
+    int k = choice(key, bj_keys), v;
+    if (k < 0)
+        return kr_fail(ctx, KR_ERR_UNSUPPORTED,
+                       "bjacobi: no option '%s' (block_size, fixed, "
+                       "singular, blocking)",
+                       key);
+    if (!o) return KR_OK; /* only asked whether key is read */
+    switch (k) {
+    case 0:
+        if (!parse_int(value, 1, KR_GJE_MAX, &v))
+            return bad_value(ctx, key, value, "in 1..32");
+        o->block_size = v;
+        return KR_OK;
+    case 1:
+        if (!parse_int(value, 0, 1, &v))
+            return bad_value(ctx, key, value, "0 or 1");
+        o->fixed = v;
+        return KR_OK;
+    case 2:
+        if ((v = choice(value, singular_names)) < 0)
+            return bad_value(ctx, key, value, "jacobi, identity or error");
+        o->singular = (kr_singular_policy)v;
+        return KR_OK;
+    case 3:
+        if ((v = choice(value, blocking_names)) < 0)
+            return bad_value(ctx, key, value, "supervariable or scc");
+        o->blocking = (kr_blocking)v;
+        return KR_OK;
+    default:
+        return kr_fail(ctx, KR_ERR_UNSUPPORTED,
+                       "bjacobi: block_sizes is an array: set "
+                       "kr_precond_options.block_sizes and nblocks");
+    }
 }
 
 const kr_precond_ops kr_precond_bjacobi_ops = {
     .name = "bjacobi",
     .summary = "block-Jacobi: supervariable blocks <= 32, Gauss-Jordan "
                "inverses",
-    .build = bj_build,
+    .setup = bj_setup,
     .apply = bj_apply,
     .destroy = bj_destroy,
-    .diagonal = NULL,
-    .build_opts = bj_build_opts,
-    .build_view = bj_build_view,
-    .singular_blocks = bj_singular_blocks,
-    .block_count = bj_block_count,
-    .block_sizes = bj_block_sizes,
+    .set_option = bj_set_option,
+    .view = bj_view,
 };
-
-const int32_t *kr_bjacobi_singular_flags(const void *impl)
-{
-    return ((const bj_impl *)impl)->singular;
-}

@@ -1,6 +1,7 @@
-/* Block-Jacobi internals shared with its tests, benchmarks and
- * precond/bjacobi_cond.c: the block-diagonal inverse as host CSR, the
- * setup's stage times, and which blocks the singular policy replaced. */
+/* Block-Jacobi internals shared with its tests: the block-diagonal
+ * inverse as host CSR (also the view's inverse_csr). Stage times, blocks
+ * and the replaced blocks are reported through the view
+ * (kr_precond_get_info, kr_precond_block_cond). */
 #ifndef KR_PRECOND_BJACOBI_H
 #define KR_PRECOND_BJACOBI_H
 
@@ -11,21 +12,5 @@
  * "bjacobi" preconditioner's impl) keeps. B is overwritten; free it with
  * kr_csr_free. */
 kr_status kr_bjacobi_inverse_csr(kr_ctx *ctx, const void *impl, kr_csr *B);
-
-/* Wall-clock seconds of the setup's stages (each ends with the device's
- * work finished): the CSR's upload to the GPU (0 on the CPU), the block
- * partition, extraction + inversion + singular policy, and the whole. */
-typedef struct kr_bjacobi_times {
-    double upload, blocking, invert, total;
-} kr_bjacobi_times;
-/* The stages of P's setup when P is a "bjacobi" preconditioner: returns 1
- * and fills *t; else returns 0 and zeroes it. */
-int kr_bjacobi_get_times(const kr_precond *P, kr_bjacobi_times *t);
-
-/* One flag per block (block_count of them), owned by impl: 1 where the
- * block was singular (precond/gje.h's pivot rule), so that the policy's
- * stand-in (scalar Jacobi or the identity), not an inverse, is applied;
- * else 0. */
-const int32_t *kr_bjacobi_singular_flags(const void *impl);
 
 #endif

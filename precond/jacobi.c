@@ -45,8 +45,12 @@ static kr_status upload_inverse(kr_ctx *ctx, const kr_csr *A, void **dev)
     return st;
 }
 
-static kr_status jacobi_build(kr_ctx *ctx, const kr_csr *A, void **impl)
+/* The diagonal is read on the host, so the device view is not used. */
+static kr_status jacobi_setup(kr_ctx *ctx, const kr_csr *A,
+                              const kr_csr_view *dev,
+                              const kr_precond_options *o, void **impl)
 {
+    (void)dev, (void)o;
     *impl = NULL;
     return upload_inverse(ctx, A, impl);
 }
@@ -74,7 +78,7 @@ static int jacobi_diagonal(void *impl, const double **d)
 const kr_precond_ops kr_precond_jacobi_ops = {
     .name = "jacobi",
     .summary = "scalar Jacobi, z = D^-1 r (a zero diagonal is an error)",
-    .build = jacobi_build,
+    .setup = jacobi_setup,
     .apply = jacobi_apply,
     .destroy = jacobi_destroy,
     .diagonal = jacobi_diagonal,

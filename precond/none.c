@@ -2,10 +2,11 @@
 #include "core/error.h"
 #include "precond/precond.h"
 
-static kr_status none_build(kr_ctx *ctx, const kr_csr *A, void **impl)
+static kr_status none_setup(kr_ctx *ctx, const kr_csr *A,
+                            const kr_csr_view *dev, const kr_precond_options *o,
+                            void **impl)
 {
-    (void)ctx;
-    (void)A;
+    (void)ctx, (void)A, (void)dev, (void)o;
     *impl = NULL;
     return KR_OK;
 }
@@ -33,7 +34,7 @@ static int none_diagonal(void *impl, const double **d)
 const kr_precond_ops kr_precond_none_ops = {
     .name = "none",
     .summary = "no preconditioner (identity)",
-    .build = none_build,
+    .setup = none_setup,
     .apply = none_apply,
     .destroy = none_destroy,
     .diagonal = none_diagonal,

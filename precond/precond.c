@@ -85,11 +85,8 @@ static kr_status build(kr_ctx *ctx, const kr_precond_ops *ops, kr_matrix *M,
                        void **impl)
 {
     kr_csr_view view;
-    if (M && ops->build_view && M->ops->csr_view &&
-        M->ops->csr_view(M->impl, &view))
-        return ops->build_view(ctx, A, &view, o, impl);
-    return ops->build_opts ? ops->build_opts(ctx, A, o, impl)
-                           : ops->build(ctx, A, impl);
+    int have_view = M && M->ops->csr_view && M->ops->csr_view(M->impl, &view);
+    return ops->setup(ctx, A, have_view ? &view : NULL, o, impl);
 }
 
 static kr_status create(kr_ctx *ctx, kr_matrix *M, const kr_csr *A,
@@ -166,10 +163,10 @@ static kr_status current_blocks(kr_precond *P, kr_precond_options *o,
 {
     *sizes = NULL;
     int32_t nb = kr_precond_block_count(P);
-    if (nb <= 0 || !P->ops->block_sizes) return KR_OK;
+    if (nb <= 0) return KR_OK;
     *sizes = malloc((size_t)nb * sizeof **sizes);
     if (!*sizes) return kr_fail(P->ctx, KR_ERR_NOMEM, "out of host memory");
-    P->ops->block_sizes(P->impl, *sizes);
+    KR_TRY(kr_precond_block_sizes(P, *sizes));
     o->block_sizes = *sizes;
     o->nblocks = nb;
     o->fixed = 0;
@@ -236,25 +233,83 @@ const char *kr_precond_name(const kr_precond *P)
     return P ? P->ops->name : "";
 }
 
+kr_pc_kind kr_precond_kind(const kr_precond *P)
+{
+    const double *d;
+    if (!P || !P->ops->diagonal || !P->ops->diagonal(P->impl, &d))
+        return KR_PC_GENERAL;
+    return d ? KR_PC_DIAGONAL : KR_PC_IDENTITY;
+}
+
+void kr_precond_view_of(const kr_precond *P, kr_precond_view *v)
+{
+    memset(v, 0, sizeof *v);
+    if (P && P->ops->view) P->ops->view(P->impl, v);
+}
+
+kr_status kr_precond_get_info(const kr_precond *P, kr_precond_info *info)
+{
+    if (!P || !info) return KR_ERR_ARG;
+    kr_precond_view v;
+    kr_precond_view_of(P, &v);
+    *info = v.info;
+    return KR_OK;
+}
+
 int32_t kr_precond_singular_blocks(const kr_precond *P)
 {
-    if (!P || !P->ops->singular_blocks) return 0;
-    return P->ops->singular_blocks(P->impl);
+    kr_precond_view v;
+    kr_precond_view_of(P, &v);
+    return v.info.singular_blocks;
 }
 
 int32_t kr_precond_block_count(const kr_precond *P)
 {
-    if (!P || !P->ops->block_count) return 0;
-    return P->ops->block_count(P->impl);
+    kr_precond_view v;
+    kr_precond_view_of(P, &v);
+    return v.info.blocks;
 }
 
 kr_status kr_precond_block_sizes(const kr_precond *P, int32_t *sizes)
 {
     if (!P || !sizes) return KR_ERR_ARG;
-    if (!P->ops->block_sizes)
+    kr_precond_view v;
+    kr_precond_view_of(P, &v);
+    if (!v.starts)
         return kr_fail(P->ctx, KR_ERR_UNSUPPORTED,
                        "preconditioner '%s' has no diagonal blocks",
                        P->ops->name);
-    P->ops->block_sizes(P->impl, sizes);
+    for (int32_t b = 0; b < v.info.blocks; b++)
+        sizes[b] = v.starts[b + 1] - v.starts[b];
+    return KR_OK;
+}
+
+int kr_precond_has_option(const char *name, const char *key)
+{
+    const kr_precond_ops *ops = kr_precond_find(name);
+    return ops && key && ops->set_option &&
+           ops->set_option(NULL, NULL, key, NULL) == KR_OK;
+}
+
+kr_status kr_precond_options_set(kr_ctx *ctx, const char *name,
+                                 kr_precond_options *o, const char *key,
+                                 const char *value)
+{
+    const char *f = "kr_precond_options_set";
+    if (!o) return kr_null_arg(ctx, f, "the options o");
+    if (!key) return kr_null_arg(ctx, f, "the key");
+    if (!value) return kr_null_arg(ctx, f, "the value");
+    const kr_precond_ops *ops = kr_precond_find(name);
+    if (!ops) return unknown(ctx, name);
+    if (!ops->set_option)
+        return kr_fail(ctx, KR_ERR_UNSUPPORTED,
+                       "preconditioner '%s' takes no options (not '%s')",
+                       ops->name, key);
+    kr_precond_options copy;
+    KR_TRY(read_options(ctx, o, &copy));
+    KR_TRY(ops->set_option(ctx, &copy, key, value));
+    size_t size = o->size; /* the caller's layout, maybe older */
+    memcpy(o, &copy, size);
+    o->size = size;
     return KR_OK;
 }

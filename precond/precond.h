@@ -6,35 +6,48 @@
 
 #include "core/ctx.h"
 
+/* What a preconditioner reports about itself (the view op): the public
+ * kr_precond_info, and for one with diagonal blocks what the block
+ * reports read (the blocks' rows, the replaced blocks, the inverses). */
+typedef struct kr_precond_view {
+    kr_precond_info info;
+    const int32_t *starts;   /* info.blocks + 1 row starts, owned by impl */
+    const int32_t *singular; /* info.blocks flags, 1 where the singular
+                                policy replaced the block; owned by impl */
+    /* The block inverses as n x n host CSR (every entry of every block),
+     * for kr_precond_block_cond; NULL without blocks. */
+    kr_status (*inverse_csr)(kr_ctx *ctx, const void *impl, kr_csr *B);
+} kr_precond_view;
+
 typedef struct kr_precond_ops {
     const char *name;
     const char *summary;
-    kr_status (*build)(kr_ctx *ctx, const kr_csr *A, void **impl);
+    /* Builds from the host A with options o (never NULL). dev, when not
+     * NULL, is A in backend memory (a kr_matrix's own, kr_matrix_csr_view)
+     * for a preconditioner that can read it there instead of uploading A;
+     * the others ignore it. */
+    kr_status (*setup)(kr_ctx *ctx, const kr_csr *A, const kr_csr_view *dev,
+                       const kr_precond_options *o, void **impl);
     /* z = P^{-1} r; r and z are distinct arrays of n doubles */
     kr_status (*apply)(kr_ctx *ctx, void *impl, int32_t n, const double *r,
                        double *z);
     void (*destroy)(kr_ctx *ctx, void *impl);
+    /* Optional (NULL: the preconditioner reads no option): sets the option
+     * key from its text value in o (kr_precond_options_set); KR_ERR_ARG
+     * for a bad value, KR_ERR_UNSUPPORTED for a key it does not read. With
+     * o NULL (and ctx and value NULL) it only says, by KR_OK, that it
+     * reads key. */
+    kr_status (*set_option)(kr_ctx *ctx, kr_precond_options *o, const char *key,
+                            const char *value);
+    /* Optional (NULL: nothing to report): fills v (zeroed by the caller). */
+    void (*view)(const void *impl, kr_precond_view *v);
     /* For a diagonal preconditioner: sets *d to its diagonal (NULL for the
      * identity) and returns 1, so solvers may fuse it into their updates;
      * NULL for preconditioners that are not diagonal. */
     int (*diagonal)(void *impl, const double **d);
-    /* Added later; NULL in preconditioners that take no options or have no
-     * blocks. build_opts, when set, is used instead of build (o is never
-     * NULL there). */
-    kr_status (*build_opts)(kr_ctx *ctx, const kr_csr *A,
-                            const kr_precond_options *o, void **impl);
-    /* Optional: build_opts reading A from the CSR dev in backend memory
-     * (a kr_matrix's own, kr_matrix_csr_view) instead of uploading it; the
-     * host A is still given for host-side steps. */
-    kr_status (*build_view)(kr_ctx *ctx, const kr_csr *A,
-                            const kr_csr_view *dev, const kr_precond_options *o,
-                            void **impl);
     /* Optional: new values of A on the pattern impl was built for, in
      * place (no backend allocation); else update_values builds anew. */
     kr_status (*update_values)(kr_ctx *ctx, void *impl, const kr_csr *A);
-    int32_t (*singular_blocks)(const void *impl);
-    int32_t (*block_count)(const void *impl);
-    void (*block_sizes)(const void *impl, int32_t *sizes);
 } kr_precond_ops;
 
 struct kr_precond {
@@ -51,6 +64,19 @@ struct kr_precond {
 int kr_precond_is_user(const kr_precond *P);
 
 const kr_precond_ops *kr_precond_find(const char *name);
+/* What the preconditioner of a solve is, as a method's loop sees it
+ * (kr_precond_kind): a diagonal one (kr_precond_ops.diagonal) is fused into the
+ * updates. */
+typedef enum kr_pc_kind {
+    KR_PC_GENERAL = 0, /* applied as an operator                      */
+    KR_PC_IDENTITY,    /* diagonal, no array: none                    */
+    KR_PC_DIAGONAL     /* diagonal with its array d: jacobi           */
+} kr_pc_kind;
+
+kr_pc_kind kr_precond_kind(const kr_precond *P);
+
+/* P's view (zeroed, then filled by its view op if it has one). */
+void kr_precond_view_of(const kr_precond *P, kr_precond_view *v);
 
 /* The preconditioners, one line each, in the order of kr_precond_names():
  * X(name) for the table kr_precond_<name>_ops in precond/<name>.c. */

@@ -180,9 +180,24 @@ static void bcgs_workspace(const kr_solve_options *o, int32_t n, int *nvec,
     *nhost = 0;
 }
 
+static void bcgs_iter_model(const kr_solve_options *o, int32_t n, kr_pc_kind pc,
+                            int iterations, kr_iter_model *m)
+{
+    (void)o, (void)n, (void)pc, (void)iterations;
+    m->spmvs = 2;
+    m->pcs = 2;
+    m->vectors = 2 + 3 + 1 + 2 + 4 + 3 + 2 + 4;
+    snprintf(m->text, sizeof m->text,
+             "bicgstab: 2 SpMVs, 2 preconditioners, 21 vector passes: dot "
+             "r0.v 2, axpby s = r - a v 3, dot s.s 1, dots t.s and t.t 2, "
+             "axpbypcz x += a p^ + w s^ 4, axpby r = s - w t 3, dots r0.r "
+             "and r.r 2, axpbypcz p = r + b (p - w v) 4");
+}
+
 const kr_solver_ops kr_bicgstab_ops = {
     .name = "bicgstab",
     .summary = "BiCGSTAB, right-preconditioned, for any A",
     .solve = bcgs_solve,
     .workspace = bcgs_workspace,
+    .iter_model = bcgs_iter_model,
 };

@@ -173,9 +173,38 @@ static void cg_workspace(const kr_solve_options *o, int32_t n, int *nvec,
     *nhost = 0;
 }
 
+/* With a diagonal preconditioner x, r, z and both inner products are one
+ * fused pass (cg_update), counted here in full; otherwise axpy2, the
+ * preconditioner and the dots are separate. */
+static void cg_iter_model(const kr_solve_options *o, int32_t n, kr_pc_kind pc,
+                          int iterations, kr_iter_model *m)
+{
+    (void)o, (void)n, (void)iterations;
+    m->spmvs = 1;
+    if (pc != KR_PC_GENERAL) {
+        int jac = pc == KR_PC_DIAGONAL;
+        m->pcs = 0;
+        m->vectors = 2 + (jac ? 8 : 6) + 3;
+        snprintf(m->text, sizeof m->text,
+                 "cg: 1 SpMV (q = A p), %d vector passes: dot p.q 2, fused "
+                 "update %s, axpby p = z + b p 3",
+                 (int)m->vectors,
+                 jac ? "x += a p, r -= a q, z = d .* r with r.z and r.r 8"
+                     : "x += a p, r -= a q with r.r 6");
+        return;
+    }
+    m->pcs = 1;
+    m->vectors = 2 + 6 + 2 + 3;
+    snprintf(m->text, sizeof m->text,
+             "cg: 1 SpMV (q = A p), 1 preconditioner, 13 vector passes: "
+             "dot p.q 2, axpy2 x += a p, r -= a q 6, dots r.z and r.r 2, "
+             "axpby p = z + b p 3");
+}
+
 const kr_solver_ops kr_cg_ops = {
     .name = "cg",
     .summary = "conjugate gradients, for symmetric positive definite A",
     .solve = cg_solve,
     .workspace = cg_workspace,
+    .iter_model = cg_iter_model,
 };

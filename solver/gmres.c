@@ -340,10 +340,42 @@ static size_t gmres_dstate_bytes(const kr_solve_options *o)
     return o->restart <= KR_GM_DEV_MAX_M ? kr_gm_dev_bytes(o->restart) : 0;
 }
 
+/* Passes of one cycle of k Arnoldi steps: step j does two classical
+ * Gram-Schmidt passes (gemv_t j+2, gemv_n j+3), a norm 1 and a scaling 2;
+ * the cycle adds its residual (copy 2, norm 1), v0 scaling 2 and the
+ * update x += M^-1 V y (t = y0 v0 2, gemv_n k+1 when k > 1, x += z 3). */
+static double gmres_cycle_passes(int k)
+{
+    return 2.0 * k * (k - 1) + 13.0 * k + 10 + (k > 1 ? k + 1 : 0);
+}
+
+static void gmres_iter_model(const kr_solve_options *o, int32_t n,
+                             kr_pc_kind pc, int iterations, kr_iter_model *m)
+{
+    (void)n, (void)pc;
+    int restart = o->restart, its = iterations < 1 ? restart : iterations;
+    int full = its / restart, rest = its % restart;
+    int cycles = full + (rest > 0);
+    double passes = full * gmres_cycle_passes(restart) +
+                    (rest ? gmres_cycle_passes(rest) : 0);
+    m->spmvs = (double)(its + cycles) / its;
+    m->pcs = m->spmvs;
+    m->vectors = passes / its;
+    snprintf(m->text, sizeof m->text,
+             "gmres(%d): Arnoldi step j: 1 preconditioner, 1 SpMV, 4j + 13 "
+             "vector passes (two Gram-Schmidt passes gemv_t j+2 and gemv_n "
+             "j+3, norm 1, scaling 2); each cycle of k steps adds 1 SpMV and "
+             "copy 2 + norm 1 (residual), scaling 2, 1 preconditioner and "
+             "5 + (k+1) passes (update of x); averaged over the %d "
+             "iterations of this solve: %.2f SpMVs, %.2f vector passes",
+             restart, its, m->spmvs, m->vectors);
+}
+
 const kr_solver_ops kr_gmres_ops = {
     .name = "gmres",
     .summary = "restarted GMRES(m), right-preconditioned, for any A",
     .solve = gmres_solve,
     .workspace = gmres_workspace,
     .dstate_bytes = gmres_dstate_bytes,
+    .iter_model = gmres_iter_model,
 };

@@ -227,9 +227,40 @@ static void idr_workspace(const kr_solve_options *o, int32_t n, int *nvec,
     *nhost = ss * ss + 3 * ss + 1;
 }
 
+/* Passes of step k of a cycle (rest = s - k columns left). */
+static double idr_step_passes(int s, int k)
+{
+    int rest = s - k;
+    double p = 2 + (rest + 2) + 3 + (rest > 1 ? rest + 1 : 0); /* direction */
+    if (k > 0) p += (k + 1) + 2.0 * (k + 2); /* bi-orthogonalisation */
+    return p + (s - k + 1) + 6; /* column of M, x and r update with r.r */
+}
+
+static void idr_iter_model(const kr_solve_options *o, int32_t n, kr_pc_kind pc,
+                           int iterations, kr_iter_model *m)
+{
+    (void)pc, (void)iterations;
+    int s = shadow_dim(o, n);
+    double passes = s + 1 + 8; /* f = P^T r; reduction: dots 2, update 6 */
+    for (int k = 0; k < s; k++)
+        passes += idr_step_passes(s, k);
+    m->spmvs = 1;
+    m->pcs = 1;
+    m->vectors = passes / (s + 1);
+    snprintf(m->text, sizeof m->text,
+             "idr(%d): per mat-vec (= iteration) 1 SpMV, 1 preconditioner; a "
+             "cycle of s+1 mat-vecs moves %.0f vector passes (f = P^T r s+1; "
+             "step k: copy 2, gemv_n (s-k)+2, axpby 3, gemv_n (s-k)+1, "
+             "bi-orthogonalisation 3k+5 when k > 0, gemv_t (s-k)+1, x and r "
+             "update with r.r 6; reduction: dots 2, update 6): %.2f per "
+             "iteration",
+             s, passes, m->vectors);
+}
+
 const kr_solver_ops kr_idr_ops = {
     .name = "idr",
     .summary = "IDR(s) with bi-orthogonalisation, right-preconditioned",
     .solve = idr_solve,
     .workspace = idr_workspace,
+    .iter_model = idr_iter_model,
 };

@@ -7,6 +7,8 @@
 #include "precond/precond.h"
 #include "spmv/format.h"
 
+#include <stdio.h> /* the methods write kr_iter_model.text */
+
 /* What a method sees: the operator, the preconditioner, the options, and
  * the stopping test's thresholds, already computed from ||b||. */
 typedef struct kr_solve_args {
@@ -39,6 +41,19 @@ typedef struct kr_solve_args {
                             iteration the device has already gone past) */
 } kr_solve_args;
 
+/* The traffic of one iteration of a method, counted from the kernels its
+ * file calls: SpMVs, preconditioner applications (each applied as an
+ * operator), and other passes over vectors of n doubles, a read or a
+ * write each (a dot of two vectors 2, of a vector with itself 1). Stated
+ * next to each method's code (kr_solver_ops.iter_model), so that the byte
+ * floor of `krylov bench solve` follows the method it describes. */
+typedef struct kr_iter_model {
+    double spmvs;   /* SpMVs per iteration                          */
+    double pcs;     /* preconditioner applications per iteration    */
+    double vectors; /* other passes over n doubles per iteration    */
+    char text[768]; /* how it was counted, for reports              */
+} kr_iter_model;
+
 /* Backend memory a solver object sets aside for a method's device
  * scalars. */
 #define KR_DSTATE_BYTES 1024
@@ -58,6 +73,11 @@ typedef struct kr_solver_ops {
     /* Optional: bytes of backend memory the method keeps its device
      * scalars in (args->dstate), when more than KR_DSTATE_BYTES. */
     size_t (*dstate_bytes)(const kr_solve_options *o);
+    /* The traffic of one iteration (kr_iter_model) for n unknowns with
+     * options o and a preconditioner of kind pc; where it varies between
+     * iterations (GMRES's growing basis) the mean over `iterations`. */
+    void (*iter_model)(const kr_solve_options *o, int32_t n, kr_pc_kind pc,
+                       int iterations, kr_iter_model *m);
 } kr_solver_ops;
 
 const kr_solver_ops *kr_solver_find(const char *name);

@@ -34,8 +34,8 @@
  * makes a spread of lengths cheap; the longest rows are what hurt it. */
 #include "spmv/auto.h"
 
-#include "core/bench.h"
 #include "core/error.h"
+#include "core/median.h"
 #include "spmv/hyb.h"
 
 #include <math.h>

@@ -1,6 +1,5 @@
 /* The public matrix handle: picks the format's table for the context's
  * backend once, then every apply goes straight to it. */
-#include "core/bench.h"
 #include "core/error.h"
 #include "core/memory.h"
 #include "core/vec.h"
@@ -207,41 +206,4 @@ double kr_matrix_build_seconds(const kr_matrix *M) { return M->build_seconds; }
 double kr_matrix_padding_ratio(const kr_matrix *M)
 {
     return M->nnz ? (double)M->ops->stored(M->impl) / M->nnz : 1.0;
-}
-
-typedef struct apply_args {
-    kr_matrix *M;
-    const double *x;
-    double *y;
-} apply_args;
-
-static kr_status apply_once(void *arg)
-{
-    apply_args *a = arg;
-    return a->M->ops->apply(a->M->ctx, a->M->impl, 1.0, a->x, 0.0, a->y);
-}
-
-kr_status kr_matrix_time_apply(kr_matrix *M, const kr_vec *x, kr_vec *y,
-                               int warmup, int reps, double *median_s,
-                               double *min_s)
-{
-    if (!M || !x || !y || warmup < 0 || reps < 1 || !median_s || !min_s)
-        return kr_fail(M ? M->ctx : NULL, KR_ERR_ARG,
-                       "kr_matrix_time_apply: bad arguments");
-    if (x->n != M->ncols || y->n != M->nrows)
-        return kr_fail(M->ctx, KR_ERR_ARG,
-                       "matrix is %d x %d but x has %d "
-                       "and y %d entries",
-                       M->nrows, M->ncols, x->n, y->n);
-    apply_args a = {M, x->data, y->data};
-    double *t = malloc((size_t)reps * sizeof *t);
-    if (!t) return kr_fail(M->ctx, KR_ERR_NOMEM, "out of host memory");
-    kr_status st = KR_OK;
-    for (int i = 0; i < warmup && st == KR_OK; i++)
-        st = apply_once(&a);
-    if (st == KR_OK)
-        st = M->ctx->ops->time_runs(M->ctx, apply_once, &a, reps, t);
-    if (st == KR_OK) kr_median_min(t, reps, median_s, min_s);
-    free(t);
-    return st;
 }

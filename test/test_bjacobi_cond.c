@@ -1,11 +1,11 @@
-/* Block condition numbers of block-Jacobi (precond/bjacobi_cond.c):
+/* Block condition numbers of block-Jacobi (precond/block_cond.c):
  * cond_1 = ||B||_1 ||B^-1||_1 against a dense reference that reads the
  * blocks from the CSR and inverts them by Gauss-Jordan with row swaps (not
  * the library's implicit pivoting), on generated problems; blocks of known
  * condition (diagonal scalings, a shear, a singular block the policy
  * replaces); the summary; bad arguments; and the GPU against the CPU. */
+#include "krylov.h"
 #include "precond/bjacobi.h"
-#include "precond/bjacobi_cond.h"
 #include "precond/gje.h"
 #include "precond/precond.h"
 #include "testutil.h"
@@ -102,8 +102,8 @@ static kr_precond *bjacobi(kr_ctx *ctx, const kr_csr *A,
 static int32_t check_against_reference(kr_ctx *ctx, const kr_precond *P,
                                        const kr_csr *A)
 {
-    kr_bjacobi_cond c;
-    ck_assert_int_eq(kr_bjacobi_cond_compute(ctx, P, A, &c), KR_OK);
+    kr_block_cond c;
+    ck_assert_int_eq(kr_precond_block_cond(ctx, P, A, &c), KR_OK);
     ck_assert_int_eq(c.nb, kr_precond_block_count(P));
     ck_assert_int_eq(c.starts[0], 0);
     ck_assert_int_eq(c.starts[c.nb], A->nrows);
@@ -119,8 +119,8 @@ static int32_t check_against_reference(kr_ctx *ctx, const kr_precond *P,
                       ref[b]);
         ck_assert_double_ge(c.cond[b], 1.0 - 1e-12); /* cond >= 1 */
     }
-    kr_bjacobi_cond_stats st;
-    ck_assert_int_eq(kr_bjacobi_cond_summarize(ctx, &c, &st), KR_OK);
+    kr_block_cond_stats st;
+    ck_assert_int_eq(kr_block_cond_summarize(ctx, &c, &st), KR_OK);
     qsort(ref, (size_t)c.nb, sizeof *ref, cmp_double);
     int32_t m = c.nb;
     double med = m % 2 ? ref[m / 2] : (ref[m / 2 - 1] + ref[m / 2]) / 2;
@@ -131,7 +131,7 @@ static int32_t check_against_reference(kr_ctx *ctx, const kr_precond *P,
     ck_assert_double_eq_tol(st.max, ref[m - 1], 1e-10 * ref[m - 1]);
     ck_assert_double_eq(c.cond[st.max_block], st.max);
     free(ref);
-    kr_bjacobi_cond_free(&c);
+    kr_block_cond_free(&c);
     return m;
 }
 
@@ -211,8 +211,8 @@ START_TEST(cond_of_known_blocks)
         o.singular = (kr_singular_policy)pol;
         kr_precond *P = bjacobi(ctx, &A, &o);
         ck_assert_int_eq(kr_precond_singular_blocks(P), 1);
-        kr_bjacobi_cond c;
-        ck_assert_int_eq(kr_bjacobi_cond_compute(ctx, P, &A, &c), KR_OK);
+        kr_block_cond c;
+        ck_assert_int_eq(kr_precond_block_cond(ctx, P, &A, &c), KR_OK);
         ck_assert_int_eq(c.nb, 6);
         for (int32_t b = 0; b < 5; b++) {
             ck_assert_int_eq(c.replaced[b], 0);
@@ -221,8 +221,8 @@ START_TEST(cond_of_known_blocks)
         }
         ck_assert_int_eq(c.replaced[5], 1);
         ck_assert(isinf(c.cond[5]));
-        kr_bjacobi_cond_stats st;
-        ck_assert_int_eq(kr_bjacobi_cond_summarize(ctx, &c, &st), KR_OK);
+        kr_block_cond_stats st;
+        ck_assert_int_eq(kr_block_cond_summarize(ctx, &c, &st), KR_OK);
         ck_assert(st.blocks == 6 && st.replaced == 1);
         ck_assert_double_eq(st.min, c.cond[1]);
         ck_assert_double_eq(st.max, c.cond[3]);
@@ -230,7 +230,7 @@ START_TEST(cond_of_known_blocks)
         ck_assert_double_eq(st.median, c.cond[0]); /* 4, 9, 1e6, 1e9, 1e13 */
         ck_assert_int_eq(st.high, 2);              /* 1e9 and 1e13 */
         ck_assert_int_eq(st.extreme, 1);           /* 1e13 */
-        kr_bjacobi_cond_free(&c);
+        kr_block_cond_free(&c);
         kr_precond_destroy(P);
     }
     kr_csr_free(&A);
@@ -253,8 +253,8 @@ START_TEST(replaced_flags_follow_pivot_rule)
     o.block_size = 8;
     o.fixed = 1;
     kr_precond *P = bjacobi(ctx, &A, &o);
-    kr_bjacobi_cond c;
-    ck_assert_int_eq(kr_bjacobi_cond_compute(ctx, P, &A, &c), KR_OK);
+    kr_block_cond c;
+    ck_assert_int_eq(kr_precond_block_cond(ctx, P, &A, &c), KR_OK);
     int32_t replaced = 0;
     for (int32_t b = 0; b < c.nb; b++) {
         double D[KMAX * KMAX];
@@ -267,7 +267,7 @@ START_TEST(replaced_flags_follow_pivot_rule)
     }
     ck_assert_int_eq(replaced, kr_precond_singular_blocks(P));
     ck_assert_int_ge(replaced, 5);
-    kr_bjacobi_cond_free(&c);
+    kr_block_cond_free(&c);
     kr_precond_destroy(P);
     kr_csr_free(&A);
     kr_ctx_destroy(ctx);
@@ -282,16 +282,16 @@ START_TEST(summary_of_given_values)
     kr_ctx *ctx = kt_cpu();
     double cond[] = {3, 1, 4, 1e13, INFINITY, 2, 10};
     unsigned char replaced[] = {0, 0, 0, 0, 1, 0, 0};
-    kr_bjacobi_cond c = {.nb = 7, .cond = cond, .replaced = replaced};
-    kr_bjacobi_cond_stats st;
-    ck_assert_int_eq(kr_bjacobi_cond_summarize(ctx, &c, &st), KR_OK);
+    kr_block_cond c = {.nb = 7, .cond = cond, .replaced = replaced};
+    kr_block_cond_stats st;
+    ck_assert_int_eq(kr_block_cond_summarize(ctx, &c, &st), KR_OK);
     ck_assert(st.blocks == 7 && st.replaced == 1);
     ck_assert(st.min == 1 && st.median == 3.5 && st.max == 1e13);
     ck_assert(st.max_block == 3 && st.high == 1 && st.extreme == 1);
     /* an overflowed inverse and a NaN (sorted last): 2 3 4 10 1e13 inf NaN */
     replaced[4] = 0;
     cond[1] = NAN;
-    ck_assert_int_eq(kr_bjacobi_cond_summarize(ctx, &c, &st), KR_OK);
+    ck_assert_int_eq(kr_block_cond_summarize(ctx, &c, &st), KR_OK);
     ck_assert(st.replaced == 0 && st.min == 2 && st.median == 10);
     ck_assert(isnan(st.max) && st.max_block == 1);
     ck_assert(st.high == 3 && st.extreme == 3); /* 1e13, inf, NaN */
@@ -307,15 +307,15 @@ START_TEST(all_blocks_replaced)
     kr_csr A;
     kt_dense_csr(ctx, 2, a, &A);
     kr_precond *P = bjacobi(ctx, &A, NULL);
-    kr_bjacobi_cond c;
-    kr_bjacobi_cond_stats st;
-    ck_assert_int_eq(kr_bjacobi_cond_compute(ctx, P, &A, &c), KR_OK);
-    ck_assert_int_eq(kr_bjacobi_cond_summarize(ctx, &c, &st), KR_OK);
+    kr_block_cond c;
+    kr_block_cond_stats st;
+    ck_assert_int_eq(kr_precond_block_cond(ctx, P, &A, &c), KR_OK);
+    ck_assert_int_eq(kr_block_cond_summarize(ctx, &c, &st), KR_OK);
     ck_assert(c.nb == 1 && c.replaced[0]);
     ck_assert(st.replaced == 1 && st.max_block == -1);
     ck_assert(isnan(st.min) && isnan(st.median) && isnan(st.max));
     ck_assert(st.high == 0 && st.extreme == 0);
-    kr_bjacobi_cond_free(&c);
+    kr_block_cond_free(&c);
     kr_precond_destroy(P);
     kr_csr_free(&A);
     kr_ctx_destroy(ctx);
@@ -330,18 +330,18 @@ START_TEST(bad_arguments)
     ck_assert_int_eq(kr_generate(ctx, "poisson2d:5", &B), KR_OK);
     kr_precond *J, *P = bjacobi(ctx, &A, NULL);
     ck_assert_int_eq(kr_precond_create(ctx, &A, "jacobi", &J), KR_OK);
-    kr_bjacobi_cond c;
-    ck_assert_int_eq(kr_bjacobi_cond_compute(ctx, J, &A, &c), KR_ERR_ARG);
+    kr_block_cond c;
+    ck_assert_int_eq(kr_precond_block_cond(ctx, J, &A, &c), KR_ERR_ARG);
     ck_assert_ptr_nonnull(strstr(kr_ctx_error(ctx), "'jacobi'"));
     ck_assert_ptr_null(c.cond);
-    ck_assert_int_eq(kr_bjacobi_cond_compute(ctx, P, &B, &c), KR_ERR_ARG);
+    ck_assert_int_eq(kr_precond_block_cond(ctx, P, &B, &c), KR_ERR_ARG);
     ck_assert_ptr_nonnull(strstr(kr_ctx_error(ctx), "25 x 25"));
     ck_assert_ptr_nonnull(strstr(kr_ctx_error(ctx), "36 x 36"));
-    ck_assert_int_eq(kr_bjacobi_cond_compute(ctx, NULL, &A, &c), KR_ERR_ARG);
-    ck_assert_int_eq(kr_bjacobi_cond_compute(ctx, P, &A, NULL), KR_ERR_ARG);
-    ck_assert_int_eq(kr_bjacobi_cond_summarize(ctx, NULL, NULL), KR_ERR_ARG);
-    kr_bjacobi_cond_free(&c); /* zeroed by the failed call: nothing held */
-    kr_bjacobi_cond_free(NULL);
+    ck_assert_int_eq(kr_precond_block_cond(ctx, NULL, &A, &c), KR_ERR_ARG);
+    ck_assert_int_eq(kr_precond_block_cond(ctx, P, &A, NULL), KR_ERR_ARG);
+    ck_assert_int_eq(kr_block_cond_summarize(ctx, NULL, NULL), KR_ERR_ARG);
+    kr_block_cond_free(&c); /* zeroed by the failed call: nothing held */
+    kr_block_cond_free(NULL);
     kr_precond_destroy(J);
     kr_precond_destroy(P);
     kr_csr_free(&A);
@@ -366,9 +366,9 @@ START_TEST(gpu_cond_matches_cpu)
     o.block_size = 24;
     o.fixed = 1;
     kr_precond *Pg = bjacobi(g, &A, &o), *Pc = bjacobi(c, &A, &o);
-    kr_bjacobi_cond cg, cc;
-    ck_assert_int_eq(kr_bjacobi_cond_compute(g, Pg, &A, &cg), KR_OK);
-    ck_assert_int_eq(kr_bjacobi_cond_compute(c, Pc, &A, &cc), KR_OK);
+    kr_block_cond cg, cc;
+    ck_assert_int_eq(kr_precond_block_cond(g, Pg, &A, &cg), KR_OK);
+    ck_assert_int_eq(kr_precond_block_cond(c, Pc, &A, &cc), KR_OK);
     ck_assert_int_eq(cg.nb, cc.nb);
     for (int32_t b = 0; b < cc.nb; b++) {
         ck_assert_int_eq(cg.replaced[b], cc.replaced[b]);
@@ -376,8 +376,8 @@ START_TEST(gpu_cond_matches_cpu)
         ck_assert_double_eq_tol(cg.cond[b], cc.cond[b],
                                 1e3 * DBL_EPSILON * cc.cond[b] * cc.cond[b]);
     }
-    kr_bjacobi_cond_free(&cg);
-    kr_bjacobi_cond_free(&cc);
+    kr_block_cond_free(&cg);
+    kr_block_cond_free(&cc);
     kr_precond_destroy(Pg);
     kr_precond_destroy(Pc);
     kr_csr_free(&A);

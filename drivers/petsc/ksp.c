@@ -175,7 +175,7 @@ static PetscErrorCode build(const solve_run *r, const double *x0,
     PetscFunctionBeginUser;
     double t0 = kr_wtime();
     PetscCall(make_mat(&r->A, &po->A));
-    if (!strcmp(r->o->precond, "bjacobi")) PetscCall(set_blocks(po->A, r->P));
+    if (kr_precond_block_count(r->P) > 0) PetscCall(set_blocks(po->A, r->P));
     PetscCall(KSPCreate(PETSC_COMM_SELF, &po->ksp));
     PetscCall(KSPSetOperators(po->ksp, po->A, po->A));
     PetscCall(configure(po->ksp, r->o, m));

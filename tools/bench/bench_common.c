@@ -1,7 +1,7 @@
 /* The parts of `krylov bench` both subcommands share: repeated --gen, the
  * matrix list and its default set, the device and its copy bandwidth, the
  * SpMV byte model, and output files written through a temporary name. */
-#include "drivers/bench_common.h"
+#include "tools/bench/bench_common.h"
 
 #include "drivers/output.h"
 
@@ -202,8 +202,7 @@ int bench_copy_bandwidth(kr_ctx *ctx, int copy_mb, size_t *bytes,
     if (copy_mb == 0)
         copy_mb = kr_ctx_device(ctx) == KR_DEVICE_CUDA ? 512 : 256;
     *bytes = (size_t)copy_mb << 20;
-    kr_status st =
-        kr_ctx_copy_bandwidth(ctx, *bytes, BENCH_COPY_REPS, bytes_per_s);
+    kr_status st = bench_time_copy(ctx, *bytes, BENCH_COPY_REPS, bytes_per_s);
     return st == KR_OK ? 0 : bench_lib_error(ctx, st, "copy bandwidth");
 }
 

@@ -1,6 +1,6 @@
 /* bench gje, part 1: batches of random dense blocks inverted by our
  * batched Gauss-Jordan elimination and, on the GPU, by cuBLAS
- * (precond/gje_cublas.h) in the same run, each result checked on a sample
+ * (tools/bench/gje_cublas.h) in the same run, each result checked on a sample
  * of blocks on the host.
  *
  * The blocks: for a k x k block, a random derangement p of 0..k-1 puts
@@ -16,8 +16,8 @@
  * fresh for every batch. */
 #include "core/error.h"
 #include "core/vec.h"
-#include "drivers/bench_gje.h"
-#include "precond/gje_cublas.h"
+#include "tools/bench/bench_gje.h"
+#include "tools/bench/gje_cublas.h"
 
 #include <math.h>
 #include <stdlib.h>

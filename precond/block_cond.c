@@ -1,13 +1,11 @@
-/* Per-block 1-norm condition numbers of a built block-Jacobi
- * preconditioner (precond/bjacobi_cond.h). Each block is extracted from
- * A again on the host and each inverse read back with
- * kr_bjacobi_inverse_csr, so the numbers describe what the
- * preconditioner applies on either backend; which blocks the singular
- * policy replaced comes from kr_bjacobi_singular_flags. */
-#include "precond/bjacobi_cond.h"
-
+/* Per-block 1-norm condition numbers of a built preconditioner with
+ * diagonal blocks (kr_precond_block_cond). Each block is extracted from
+ * A again on the host and each inverse read back through the
+ * preconditioner's view (inverse_csr), so the numbers describe what it
+ * applies on either backend; which blocks the singular policy replaced
+ * comes from the view too. */
 #include "core/error.h"
-#include "precond/bjacobi.h"
+#include "krylov.h"
 #include "precond/gje.h"
 #include "precond/precond.h"
 
@@ -40,28 +38,29 @@ static void inverse_block(const kr_csr *X, int32_t s, int32_t k, double *Y)
 }
 
 static kr_status check_args(kr_ctx *ctx, const kr_precond *P, const kr_csr *A,
-                            const kr_bjacobi_cond *c)
+                            const kr_block_cond *c, const kr_precond_view *v)
 {
     if (!P || !A || !c)
-        return kr_fail(ctx, KR_ERR_ARG,
-                       "kr_bjacobi_cond_compute: NULL argument");
-    if (P->ops != &kr_precond_bjacobi_ops)
+        return kr_fail(ctx, KR_ERR_ARG, "kr_precond_block_cond: NULL argument");
+    if (v->info.blocks <= 0 || !v->inverse_csr)
         return kr_fail(ctx, KR_ERR_ARG,
                        "block condition numbers: preconditioner '%s' has "
-                       "no diagonal blocks (only bjacobi has)",
+                       "no diagonal blocks",
                        P->ops->name);
     if (A->nrows != P->n || A->ncols != P->n)
         return kr_fail(ctx, KR_ERR_ARG,
                        "block condition numbers: the matrix is %d x %d, but "
-                       "the bjacobi preconditioner was built for %d x %d",
-                       (int)A->nrows, (int)A->ncols, (int)P->n, (int)P->n);
+                       "the %s preconditioner was built for %d x %d",
+                       (int)A->nrows, (int)A->ncols, P->ops->name, (int)P->n,
+                       (int)P->n);
     return KR_OK;
 }
 
-/* c's arrays, the block starts and the replaced flags from P. */
-static kr_status blocks_of(kr_ctx *ctx, const kr_precond *P, kr_bjacobi_cond *c)
+/* c's arrays, the block starts and the replaced flags from P's view. */
+static kr_status blocks_of(kr_ctx *ctx, const kr_precond_view *v,
+                           kr_block_cond *c)
 {
-    int32_t nb = P->ops->block_count(P->impl);
+    int32_t nb = v->info.blocks;
     size_t n1 = (size_t)nb + 1;
     c->starts = malloc(n1 * sizeof *c->starts);
     c->cond = malloc(n1 * sizeof *c->cond);
@@ -72,24 +71,22 @@ static kr_status blocks_of(kr_ctx *ctx, const kr_precond *P, kr_bjacobi_cond *c)
                        "blocks",
                        (int)nb);
     c->nb = nb;
-    c->starts[0] = 0;
-    P->ops->block_sizes(P->impl, c->starts + 1);
-    const int32_t *flags = kr_bjacobi_singular_flags(P->impl);
-    for (int32_t b = 0; b < nb; b++) {
-        c->starts[b + 1] += c->starts[b];
-        c->replaced[b] = flags[b] != 0;
-    }
+    memcpy(c->starts, v->starts, n1 * sizeof *c->starts);
+    for (int32_t b = 0; b < nb; b++)
+        c->replaced[b] = v->singular && v->singular[b] != 0;
     return KR_OK;
 }
 
-kr_status kr_bjacobi_cond_compute(kr_ctx *ctx, const kr_precond *P,
-                                  const kr_csr *A, kr_bjacobi_cond *c)
+kr_status kr_precond_block_cond(kr_ctx *ctx, const kr_precond *P,
+                                const kr_csr *A, kr_block_cond *c)
 {
     if (c) memset(c, 0, sizeof *c);
-    KR_TRY(check_args(ctx, P, A, c));
-    KR_TRY(blocks_of(ctx, P, c));
+    kr_precond_view v;
+    if (P) kr_precond_view_of(P, &v);
+    KR_TRY(check_args(ctx, P, A, c, &v));
+    KR_TRY(blocks_of(ctx, &v, c));
     kr_csr X;
-    KR_TRY(kr_bjacobi_inverse_csr(ctx, P->impl, &X));
+    KR_TRY(v.inverse_csr(ctx, P->impl, &X));
     double D[KR_GJE_MAX * KR_GJE_MAX], Y[KR_GJE_MAX * KR_GJE_MAX];
     for (int32_t b = 0; b < c->nb; b++) {
         int32_t s = c->starts[b], k = c->starts[b + 1] - s;
@@ -105,7 +102,7 @@ kr_status kr_bjacobi_cond_compute(kr_ctx *ctx, const kr_precond *P,
     return KR_OK;
 }
 
-void kr_bjacobi_cond_free(kr_bjacobi_cond *c)
+void kr_block_cond_free(kr_block_cond *c)
 {
     if (!c) return;
     free(c->starts);
@@ -124,8 +121,7 @@ static int cmp_cond(const void *pa, const void *pb)
 }
 
 /* The inverted blocks' conds into v (m of them), counted into s. */
-static int32_t gather(const kr_bjacobi_cond *c, double *v,
-                      kr_bjacobi_cond_stats *s)
+static int32_t gather(const kr_block_cond *c, double *v, kr_block_cond_stats *s)
 {
     int32_t m = 0;
     for (int32_t b = 0; b < c->nb; b++) {
@@ -137,23 +133,23 @@ static int32_t gather(const kr_bjacobi_cond *c, double *v,
         v[m++] = x;
         if (s->max_block < 0 || cmp_cond(&x, &c->cond[s->max_block]) > 0)
             s->max_block = b;
-        s->high += !(x <= KR_BJACOBI_COND_HIGH);
-        s->extreme += !(x <= KR_BJACOBI_COND_EXTREME);
+        s->high += !(x <= KR_COND_HIGH);
+        s->extreme += !(x <= KR_COND_EXTREME);
     }
     return m;
 }
 
-kr_status kr_bjacobi_cond_summarize(kr_ctx *ctx, const kr_bjacobi_cond *c,
-                                    kr_bjacobi_cond_stats *s)
+kr_status kr_block_cond_summarize(kr_ctx *ctx, const kr_block_cond *c,
+                                  kr_block_cond_stats *s)
 {
     if (!c || !s)
         return kr_fail(ctx, KR_ERR_ARG,
-                       "kr_bjacobi_cond_summarize: NULL argument");
-    *s = (kr_bjacobi_cond_stats){.blocks = c->nb,
-                                 .min = NAN,
-                                 .median = NAN,
-                                 .max = NAN,
-                                 .max_block = -1};
+                       "kr_block_cond_summarize: NULL argument");
+    *s = (kr_block_cond_stats){.blocks = c->nb,
+                               .min = NAN,
+                               .median = NAN,
+                               .max = NAN,
+                               .max_block = -1};
     double *v = malloc(((size_t)c->nb + 1) * sizeof *v);
     if (!v)
         return kr_fail(ctx, KR_ERR_NOMEM,

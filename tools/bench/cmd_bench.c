@@ -2,9 +2,9 @@
  * `bench solve` (time to solution against the bytes an iteration moves)
  * and `bench gje` (batched block inversion and block-Jacobi stages), and
  * prints the overview of them. */
-#include "drivers/bench.h"
 #include "drivers/commands.h"
 #include "drivers/options.h"
+#include "tools/bench/bench.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* bench gje's report: the Markdown tables (stdout, --markdown) and the
  * JSON (--json) of the dense batches and the matrices, with the device,
  * the date, the settings and the models behind every derived number. */
-#include "drivers/bench_gje.h"
+#include "tools/bench/bench_gje.h"
 
 #include <math.h>
 #include <string.h>

@@ -10,8 +10,8 @@
  * and the applied z against the same inverses applied in double. */
 #include "core/error.h"
 #include "core/vec.h"
-#include "drivers/bench_gje.h"
 #include "precond/blocking.h"
+#include "tools/bench/bench_gje.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -273,8 +273,8 @@ static kr_status time_spmv(mat_run *m)
     kr_status st = block_csr(m, &B);
     if (st == KR_OK) st = kr_matrix_create(m->r->ctx, &B, "csr", &M);
     if (st == KR_OK)
-        st = kr_matrix_time_apply(M, m->vr, m->vz, m->r->o->warmup,
-                                  m->r->o->reps, &w->spmv_s, &min);
+        st = bench_time_apply(M, m->vr, m->vz, m->r->o->warmup, m->r->o->reps,
+                              &w->spmv_s, &min);
     kr_matrix_destroy(M);
     kr_csr_free(&B);
     return st;

@@ -1,13 +1,13 @@
-/* Internal to `krylov bench gje` (drivers/bench_gje*.c): its options, the
+/* Internal to `krylov bench gje` (tools/bench/bench_gje*.c): its options, the
  * rows of its two tables and the run that holds them. bench_gje.c parses
  * and drives, bench_gje_dense.c times random dense batches against cuBLAS,
  * bench_gje_matrix.c times the block-Jacobi stages on real matrices, and
  * bench_gje_report.c writes Markdown and JSON. */
-#ifndef KR_DRIVERS_BENCH_GJE_H
-#define KR_DRIVERS_BENCH_GJE_H
+#ifndef KR_TOOLS_BENCH_BENCH_GJE_H
+#define KR_TOOLS_BENCH_BENCH_GJE_H
 
-#include "drivers/bench_common.h"
 #include "precond/gje_batch.h"
+#include "tools/bench/bench_common.h"
 
 /* Most uniform sizes (1..32) and variable-size mixes one run takes. */
 #define GJE_MAX_MIXES 16

@@ -3,8 +3,8 @@
  * reports GFLOP/s, effective bandwidth by the minimum-bytes model against
  * the copy bandwidth measured in the same run, speedup over csr, build
  * time, device bytes and padding; Markdown on stdout, JSON on request. */
-#include "drivers/bench.h"
-#include "drivers/bench_common.h"
+#include "tools/bench/bench.h"
+#include "tools/bench/bench_common.h"
 
 #include <limits.h>
 #include <math.h>
@@ -241,8 +241,8 @@ static int run_format(spmv_run *r, spmv_mat *m, const char *format)
     }
     if (st == KR_OK) note_choice(row, M);
     if (st == KR_OK)
-        st = kr_matrix_time_apply(M, m->vx, m->vy, r->o->warmup, r->o->reps,
-                                  &row->median_s, &row->min_s);
+        st = bench_time_apply(M, m->vx, m->vy, r->o->warmup, r->o->reps,
+                              &row->median_s, &row->min_s);
     if (st == KR_OK) st = kr_vec_download(m->vy, m->y);
     if (st == KR_OK) fill_metrics(r, row, M, m);
     kr_matrix_destroy(M);

@@ -2,12 +2,11 @@
  * preconditioner build, kr_solve from x0 = 0 with b = A*ones, as krylov
  * solve does), reporting the median setup and iteration times, the time
  * per iteration, and next to it the bytes an iteration must move (the
- * per-method model of drivers/bench_model.c), the time those bytes take at
+ * method's own model, kr_solver_ops.iter_model), the time those bytes take at
  * the copy bandwidth measured in the same run, and measured / floor. */
-#include "drivers/bench.h"
-#include "drivers/bench_common.h"
-#include "drivers/bench_model.h"
-#include "precond/bjacobi.h"
+#include "tools/bench/bench.h"
+#include "tools/bench/bench_common.h"
+#include "tools/bench/bench_model.h"
 
 #include <limits.h>
 #include <math.h>
@@ -35,6 +34,7 @@ typedef struct solve_row {
     int iterations, its_varied, restarts;
     int breakdown_restarts;   /* restarts from x after a breakdown */
     int32_t blocks, singular; /* the preconditioner's diagonal blocks */
+    kr_pc_kind pc_kind;       /* as the method's loop sees it          */
     kr_reason reason;
     double true_rel; /* ||b - A x|| / ||b||                     */
     double setup_s, matrix_s, precond_s, solve_s, per_iter_s; /* medians */
@@ -208,6 +208,18 @@ static void note_blocks(solve_row *row, const kr_precond *P)
 {
     row->blocks = kr_precond_block_count(P);
     row->singular = kr_precond_singular_blocks(P);
+    row->pc_kind = kr_precond_kind(P);
+}
+
+/* The part of P's setup that uploaded A (its stage "upload"), 0 when
+ * it has none. */
+static double upload_seconds(const kr_precond *P)
+{
+    kr_precond_info info;
+    if (!P || kr_precond_get_info(P, &info) != KR_OK) return 0.0;
+    for (int i = 0; i < info.stages; i++)
+        if (!strcmp(info.stage[i].name, "upload")) return info.stage[i].seconds;
+    return 0.0;
 }
 
 /* One solve, setup included; t = setup, matrix, precond, solve seconds.
@@ -229,9 +241,8 @@ static kr_status one_rep(solve_run *r, solve_row *row, solve_mat *m, int rep)
     if (st == KR_OK && rep == 0) note_blocks(row, P);
     if (st == KR_OK) st = kr_vec_fill(m->x, 0.0);
     if (st == KR_OK) st = kr_solve(r->ctx, M, P, m->b, m->x, &opt, &res);
-    kr_bjacobi_times stages;
-    kr_bjacobi_get_times(P, &stages); /* zeroes for other preconditioners */
-    double t[5] = {t2 - t0, t1 - t0, t2 - t1, res.solve_seconds, stages.upload};
+    double t[5] = {t2 - t0, t1 - t0, t2 - t1, res.solve_seconds,
+                   upload_seconds(P)};
     if (st == KR_OK && rep >= 0) record(row, m, rep, t, &res);
     kr_result_free(&res);
     kr_precond_destroy(P);
@@ -277,9 +288,10 @@ static void finish_row(solve_run *r, solve_row *row, solve_mat *m)
     row->solve_s = bench_median(m->t[3], reps);
     row->per_iter_s = bench_median(m->t[4], reps);
     row->upload_s = bench_median(m->t[5], reps);
-    int s = r->o->s < row->n ? r->o->s : (int)row->n; /* as idr.c does */
-    bench_iter_model_make(r->o->method, r->o->precond, s, r->o->restart,
-                          row->iterations, &row->model);
+    kr_solve_options opt;
+    solver_options(r->o, &opt);
+    bench_iter_model_make(&opt, row->n, row->pc_kind, row->iterations,
+                          &row->model);
     row->spmv_bytes = bench_spmv_min_bytes(row->n, row->n, row->nnz);
     row->iter_bytes = bench_iter_bytes(&row->model, row->spmv_bytes, row->n);
     row->floor_s = row->iter_bytes / r->copy_bps;

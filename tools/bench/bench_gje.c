@@ -3,9 +3,9 @@
  * (blocking, extraction + inversion, application) on real matrices against
  * a generic SpMV of the same block-diagonal matrix. This file parses the
  * options and drives the two parts. */
-#include "drivers/bench_gje.h"
+#include "tools/bench/bench_gje.h"
 
-#include "drivers/bench.h"
+#include "tools/bench/bench.h"
 
 #include <limits.h>
 #include <math.h>

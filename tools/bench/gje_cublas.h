@@ -5,10 +5,11 @@
  * call, so the blocks are grouped by size and each group is one call; its
  * arrays of device pointers into the batch (cuBLAS's interface) are built
  * once, at creation, outside any timed region. CUDA contexts only; a build
- * without CUDA links stubs (core/cuda_stubs.c) that return
- * KR_ERR_NOT_COMPILED. */
-#ifndef KR_PRECOND_GJE_CUBLAS_H
-#define KR_PRECOND_GJE_CUBLAS_H
+ * without CUDA links stubs (tools/bench/cuda_stubs.c) that return
+ * KR_ERR_NOT_COMPILED. The baseline makes its own cuBLAS handle, so the
+ * library never links cuBLAS. */
+#ifndef KR_TOOLS_BENCH_GJE_CUBLAS_H
+#define KR_TOOLS_BENCH_GJE_CUBLAS_H
 
 #include "precond/gje_batch.h"
 

@@ -1,13 +1,22 @@
-/* The cuBLAS baseline of `krylov bench gje` (precond/gje_cublas.h): one
+/* The cuBLAS baseline of `krylov bench gje` (tools/bench/gje_cublas.h): one
  * group per block size present, each with its slices of three arrays of
  * device pointers (into in, work and out), its pivots and its info
  * arrays. Everything is allocated and uploaded at creation, so a timed run
  * is the cuBLAS calls alone. */
 #include "core/cuda.h"
-#include "precond/gje_cublas.h"
+#include "tools/bench/gje_cublas.h"
 
+#include <cublas_v2.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define CUBLAS_TRY(ctx, call)                                                  \
+    do {                                                                       \
+        cublasStatus_t kr_e_ = (call);                                         \
+        if (kr_e_ != CUBLAS_STATUS_SUCCESS)                                    \
+            return kr_cuda_fail(ctx, #call, cublasGetStatusString(kr_e_),      \
+                                __FILE__, __LINE__);                           \
+    } while (0)
 
 typedef struct gje_group {
     int k, count;
@@ -20,6 +29,7 @@ typedef struct gje_group {
 } gje_group;
 
 struct kr_gje_cublas {
+    cublasHandle_t cublas; /* the baseline's own, on the context's stream */
     int ngroups;
     gje_group g[KR_GJE_MAX];
     const double *in;
@@ -92,14 +102,12 @@ static kr_status alloc_arrays(kr_ctx *ctx, kr_gje_cublas *h,
                            (nrows + 2 * nb) * sizeof(int));
 }
 
-/* The context's cuBLAS handle, made on first use so that solves, which
- * never call cuBLAS, do not pay for one. */
-static kr_status cublas_handle(kr_ctx *ctx)
+/* The baseline's cuBLAS handle on the context's stream: contexts make
+ * none, so that the library does not link cuBLAS. */
+static kr_status cublas_handle(kr_ctx *ctx, kr_gje_cublas *h)
 {
-    kr_cuda_state *st = kr_cuda(ctx);
-    if (st->cublas) return KR_OK;
-    KR_CUBLAS_TRY(ctx, cublasCreate(&st->cublas));
-    KR_CUBLAS_TRY(ctx, cublasSetStream(st->cublas, st->stream));
+    CUBLAS_TRY(ctx, cublasCreate(&h->cublas));
+    CUBLAS_TRY(ctx, cublasSetStream(h->cublas, kr_cuda(ctx)->stream));
     return KR_OK;
 }
 
@@ -111,7 +119,6 @@ kr_status kr_gje_cublas_create(kr_ctx *ctx, const kr_gje_batch *bb,
     if (ctx->device != KR_DEVICE_CUDA)
         return kr_fail(ctx, KR_ERR_UNSUPPORTED,
                        "the cuBLAS baseline needs a CUDA context");
-    KR_TRY(cublas_handle(ctx));
     kr_gje_cublas *h = (kr_gje_cublas *)calloc(1, sizeof *h);
     if (!h) return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
     h->in = in;
@@ -121,7 +128,8 @@ kr_status kr_gje_cublas_create(kr_ctx *ctx, const kr_gje_batch *bb,
     h->nrows = bb->nrows;
     int32_t count[KR_GJE_MAX + 1], first[KR_GJE_MAX + 1];
     group_starts(bb, count, first);
-    kr_status st = alloc_arrays(ctx, h, bb);
+    kr_status st = cublas_handle(ctx, h);
+    if (st == KR_OK) st = alloc_arrays(ctx, h, bb);
     if (st == KR_OK) {
         plan_groups(h, bb, count, first);
         st = upload_pointers(ctx, h, bb, in, work, out, first);
@@ -139,6 +147,7 @@ void kr_gje_cublas_destroy(kr_ctx *ctx, kr_gje_cublas *h)
     if (!h) return;
     ctx->ops->release(ctx, h->ptrs);
     ctx->ops->release(ctx, h->ints);
+    if (h->cublas) cublasDestroy(h->cublas);
     free(h);
 }
 
@@ -151,14 +160,13 @@ kr_status kr_gje_cublas_reset(kr_ctx *ctx, kr_gje_cublas *h)
 
 kr_status kr_gje_cublas_getrf_getri(kr_ctx *ctx, kr_gje_cublas *h)
 {
-    cublasHandle_t cb = kr_cuda(ctx)->cublas;
+    cublasHandle_t cb = h->cublas;
     for (int i = 0; i < h->ngroups; i++) {
         const gje_group *g = &h->g[i];
-        KR_CUBLAS_TRY(ctx, cublasDgetrfBatched(cb, g->k, g->w, g->k, g->piv,
-                                               g->info_f, g->count));
-        KR_CUBLAS_TRY(ctx,
-                      cublasDgetriBatched(cb, g->k, g->w, g->k, g->piv, g->c,
-                                          g->k, g->info_i, g->count));
+        CUBLAS_TRY(ctx, cublasDgetrfBatched(cb, g->k, g->w, g->k, g->piv,
+                                            g->info_f, g->count));
+        CUBLAS_TRY(ctx, cublasDgetriBatched(cb, g->k, g->w, g->k, g->piv, g->c,
+                                            g->k, g->info_i, g->count));
     }
     h->last_lu = 1;
     return KR_OK;
@@ -166,11 +174,11 @@ kr_status kr_gje_cublas_getrf_getri(kr_ctx *ctx, kr_gje_cublas *h)
 
 kr_status kr_gje_cublas_matinv(kr_ctx *ctx, kr_gje_cublas *h)
 {
-    cublasHandle_t cb = kr_cuda(ctx)->cublas;
+    cublasHandle_t cb = h->cublas;
     for (int i = 0; i < h->ngroups; i++) {
         const gje_group *g = &h->g[i];
-        KR_CUBLAS_TRY(ctx, cublasDmatinvBatched(cb, g->k, g->a, g->k, g->c,
-                                                g->k, g->info_i, g->count));
+        CUBLAS_TRY(ctx, cublasDmatinvBatched(cb, g->k, g->a, g->k, g->c, g->k,
+                                             g->info_i, g->count));
     }
     h->last_lu = 0;
     return KR_OK;

@@ -2,12 +2,13 @@
  * every benchmark takes, the list of matrices (given or the default set),
  * loading one, the device and its copy bandwidth, the minimum-bytes model
  * of one SpMV, and output files written through a temporary name. */
-#ifndef KR_DRIVERS_BENCH_COMMON_H
-#define KR_DRIVERS_BENCH_COMMON_H
+#ifndef KR_TOOLS_BENCH_BENCH_COMMON_H
+#define KR_TOOLS_BENCH_BENCH_COMMON_H
 
 #include "drivers/json.h"
 #include "drivers/options.h"
 #include "krylov.h"
+#include "tools/bench/timing.h"
 
 #include <stddef.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
-/* The benchmarks of `krylov bench` (drivers/cmd_bench.c dispatches):
+/* The benchmarks of `krylov bench` (tools/bench/cmd_bench.c dispatches):
  * each takes the arguments after its name and returns the exit code. */
-#ifndef KR_DRIVERS_BENCH_H
-#define KR_DRIVERS_BENCH_H
+#ifndef KR_TOOLS_BENCH_BENCH_H
+#define KR_TOOLS_BENCH_BENCH_H
 
 int cli_bench_spmv(int argc, char **argv);
 int cli_bench_solve(int argc, char **argv);

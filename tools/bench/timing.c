@@ -1,0 +1,84 @@
+/* The bench tool's timings (tools/bench/timing.h): the backend's
+ * time_runs around one operation, reduced to median and minimum. */
+#include "tools/bench/timing.h"
+
+#include "core/error.h"
+#include "core/median.h"
+#include "core/vec.h"
+#include "spmv/format.h"
+
+#include <stdlib.h>
+
+/* time_runs of op(arg), reps times, then the median and minimum. */
+static kr_status time_median(kr_ctx *ctx, kr_status (*op)(void *), void *arg,
+                             int reps, double *median_s, double *min_s)
+{
+    double *t = malloc((size_t)reps * sizeof *t);
+    if (!t) return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
+    kr_status st = ctx->ops->time_runs(ctx, op, arg, reps, t);
+    if (st == KR_OK) kr_median_min(t, reps, median_s, min_s);
+    free(t);
+    return st;
+}
+
+typedef struct apply_args {
+    kr_matrix *M;
+    const double *x;
+    double *y;
+} apply_args;
+
+static kr_status apply_once(void *arg)
+{
+    apply_args *a = arg;
+    return a->M->ops->apply(a->M->ctx, a->M->impl, 1.0, a->x, 0.0, a->y);
+}
+
+kr_status bench_time_apply(kr_matrix *M, const kr_vec *x, kr_vec *y, int warmup,
+                           int reps, double *median_s, double *min_s)
+{
+    if (!M || !x || !y || warmup < 0 || reps < 1 || !median_s || !min_s)
+        return kr_fail(M ? M->ctx : NULL, KR_ERR_ARG,
+                       "bench_time_apply: bad arguments");
+    if (x->n != M->ncols || y->n != M->nrows)
+        return kr_fail(M->ctx, KR_ERR_ARG,
+                       "matrix is %d x %d but x has %d "
+                       "and y %d entries",
+                       M->nrows, M->ncols, x->n, y->n);
+    apply_args a = {M, x->data, y->data};
+    kr_status st = KR_OK;
+    for (int i = 0; i < warmup && st == KR_OK; i++)
+        st = apply_once(&a);
+    if (st == KR_OK)
+        st = time_median(M->ctx, apply_once, &a, reps, median_s, min_s);
+    return st;
+}
+
+typedef struct copy_args {
+    kr_ctx *ctx;
+    void *dst;
+    const void *src;
+    size_t bytes;
+} copy_args;
+
+static kr_status copy_once(void *arg)
+{
+    copy_args *a = arg;
+    return a->ctx->ops->copy(a->ctx, a->dst, a->src, a->bytes);
+}
+
+kr_status bench_time_copy(kr_ctx *ctx, size_t bytes, int reps,
+                          double *bytes_per_s)
+{
+    if (!ctx || bytes < 8 || reps < 1 || !bytes_per_s)
+        return kr_fail(ctx, KR_ERR_ARG, "bench_time_copy: bad arguments");
+    double *src = NULL, *dst = NULL, median, min;
+    kr_status st = kr_dev_zeros(ctx, bytes / 8, &src);
+    if (st == KR_OK) st = kr_dev_zeros(ctx, bytes / 8, &dst);
+    copy_args a = {ctx, dst, src, bytes / 8 * 8};
+    if (st == KR_OK) st = copy_once(&a); /* warm-up */
+    if (st == KR_OK) st = time_median(ctx, copy_once, &a, reps, &median, &min);
+    if (st == KR_OK) *bytes_per_s = 2.0 * (double)a.bytes / median;
+    kr_dev_free(ctx, src);
+    kr_dev_free(ctx, dst);
+    return st;
+}
