@@ -8,6 +8,7 @@
  * backend table without the idr_* ops; s above KR_IDR_DEV_MAX_S must take
  * it by itself. */
 #include "core/ctx.h"
+#include "idr_check.h"
 #include "testutil.h"
 
 #include <math.h>
@@ -356,6 +357,40 @@ START_TEST(device_path_taken_up_to_max_s)
 }
 END_TEST
 
+/* The idr_* ops against host loops on the CPU backend, one and two
+ * threads. */
+START_TEST(ops_cpu)
+{
+    const int32_t sizes[] = {0, 1, 31, 1000, 70001};
+    const int s_ops[] = {1, 2, 3, 4, 8};
+    kr_ctx *ctx = kt_cpu();
+    for (int t = 1; t <= 2; t++) {
+        kr_ctx_set_threads(ctx, t);
+        for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
+            for (size_t j = 0; j < sizeof s_ops / sizeof *s_ops; j++)
+                kt_check_idr_ops(ctx, sizes[i], s_ops[j], 77 + i + 10 * j,
+                                 1e-13);
+    }
+    kr_ctx_destroy(ctx);
+}
+END_TEST
+
+/* The same on the GPU, on fresh random data (the seed is printed). */
+START_TEST(ops_gpu)
+{
+    kr_ctx *ctx = kt_gpu_or_skip("ops_gpu");
+    if (!ctx) return;
+    const int32_t sizes[] = {0, 1, 31, 1000, 100003, (1 << 20) + 7};
+    const int s_ops[] = {1, 2, 3, 4, 8};
+    uint64_t seed = (uint64_t)(kr_wtime() * 1e6);
+    printf("ops_gpu: seed %llu\n", (unsigned long long)seed);
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
+        for (size_t j = 0; j < sizeof s_ops / sizeof *s_ops; j++)
+            kt_check_idr_ops(ctx, sizes[i], s_ops[j], seed + i + 10 * j, 1e-13);
+    kr_ctx_destroy(ctx);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("idr_device");
@@ -369,5 +404,10 @@ int main(void)
     tcase_add_loop_test(tc, paths_equal_nasa4704, 0, 4);
     tcase_add_test(tc, device_path_taken_up_to_max_s);
     suite_add_tcase(s, tc);
+    TCase *to = tcase_create("ops");
+    tcase_set_timeout(to, KT_HANG_GUARD_S);
+    tcase_add_test(to, ops_cpu);
+    tcase_add_test(to, ops_gpu);
+    suite_add_tcase(s, to);
     return kt_run(s);
 }
