@@ -74,7 +74,8 @@ static void gmres(bench_iter_model *m, int restart, int its)
              restart, its, m->spmvs, m->vectors);
 }
 
-/* Passes of step k of an IDR(s) cycle (rest = s - k columns left). */
+/* Passes of step k of an IDR(s) cycle on the host path (rest = s - k
+ * columns left). */
 static double idr_step(int s, int k)
 {
     int rest = s - k;
@@ -83,7 +84,25 @@ static double idr_step(int s, int k)
     return p + (s - k + 1) + 6; /* column of M, x and r update with r.r */
 }
 
-static void idr(bench_iter_model *m, int s)
+/* The largest s whose scalars stay on the device (KR_IDR_DEV_MAX_S in
+ * core/backend.h, which drivers/ cannot include). */
+#define IDR_DEV_MAX_S 8
+
+/* Step k on the device path (solver/idr.c): the u_k op (fused: r,
+ * G(:,k:s), U(:,k+1:s), u_k read and written, d when jacobi; else idr_v
+ * rest + 2 and idr_u rest + 2), idr_h k + 1, idr_orth 1 + rest (+ g_k
+ * written, G(:,0:k), u_k twice, U(:,0:k) when k > 0), idr_update 6 (+
+ * z = d .* r on the last step when fused). */
+static double idr_dev_step(int s, int k, int fused, int jac)
+{
+    int rest = s - k;
+    double p = fused ? 2.0 * rest + 2 + jac : 2.0 * rest + 4;
+    if (k > 0) p += (k + 1) + (3 + 2.0 * k);
+    p += 1 + rest + 6;
+    return p + (fused && k == s - 1 ? 1 + jac : 0);
+}
+
+static void idr_host(bench_iter_model *m, int s)
 {
     double passes = s + 1 + 8; /* f = P^T r; reduction: dots 2, update 6 */
     for (int k = 0; k < s; k++)
@@ -99,6 +118,38 @@ static void idr(bench_iter_model *m, int s)
              "update with r.r 6; reduction: dots 2, update 6): %.2f per "
              "iteration",
              s, passes, m->vectors);
+}
+
+/* With a diagonal preconditioner (none, jacobi) the device path fuses it
+ * into the u_k op and the last step's update, counted here in full. */
+static void idr(bench_iter_model *m, const char *precond, int s)
+{
+    if (s > IDR_DEV_MAX_S) {
+        idr_host(m, s);
+        return;
+    }
+    int jac = !strcmp(precond, "jacobi");
+    int fused = jac || !strcmp(precond, "none");
+    double passes = 2 + 6 + s; /* reduction: omega 2, update with P^T r */
+    for (int k = 0; k < s; k++)
+        passes += idr_dev_step(s, k, fused, jac);
+    m->spmvs = 1;
+    m->pcs = fused ? 0 : 1;
+    m->vectors = passes / (s + 1);
+    snprintf(
+        m->text, sizeof m->text,
+        "idr(%d), scalars on the device: per mat-vec (= iteration) 1 "
+        "SpMV%s; a cycle of s+1 mat-vecs moves %.0f vector passes (step "
+        "k: u_k %s, h = P^T g_k k+1 when k > 0, g_k and u_k "
+        "orthogonalised with M's column (s-k)+1 (+ 2k+3 when k > 0), x "
+        "and r update 6%s; reduction: omega 2, update with f = P^T r "
+        "6+s): %.2f per iteration",
+        s, fused ? "" : ", 1 preconditioner", passes,
+        fused ? (jac ? "with d .* v 2(s-k)+3" : "2(s-k)+2")
+              : "(v, then u_k) 2(s-k)+4",
+        fused ? (jac ? ", + d .* r 2 on the last" : ", + z = r 1 on the last")
+              : "",
+        m->vectors);
 }
 
 static const char *pc_model(const char *precond, double *vectors)
@@ -127,7 +178,7 @@ int bench_iter_model_make(const char *method, const char *precond, int s,
     else if (!strcmp(method, "gmres"))
         gmres(m, restart, iterations);
     else if (!strcmp(method, "idr"))
-        idr(m, s);
+        idr(m, precond, s);
     else {
         m->spmvs = m->pcs = m->vectors = NAN;
         snprintf(m->text, sizeof m->text, "no byte model for method '%s'",
