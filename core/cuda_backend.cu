@@ -1488,6 +1488,65 @@ static kr_status create_handles(kr_ctx *ctx, kr_cuda_state *st)
     return KR_OK;
 }
 
+/* CUDA loads a kernel at its first launch (lazy loading: about 0.4 ms a
+ * kernel in a fresh process, H100). Asking for each kernel's attributes
+ * loads it, so the context pays that once at its creation instead of a
+ * solve's setup or first iterations; KRYLOV_WARMUP=0 skips it. A kernel
+ * that fails to load here is no error: it loads at its first launch (and
+ * fails there, with a status). The list is this file's kernels; the
+ * formats' and preconditioners' still load at their first use. */
+static void warm_kernels(kr_ctx *ctx)
+{
+    const char *env = getenv("KRYLOV_WARMUP");
+    if (env && !strcmp(env, "0")) return;
+    const void *const kernels[] = {
+        (const void *)k_fill,
+        (const void *)k_axpby,
+        (const void *)k_axpbypcz,
+        (const void *)k_axpy2,
+        (const void *)k_pointwise,
+        (const void *)k_fill_random,
+        (const void *)k_dots_partial<1>,
+        (const void *)k_dots_partial<2>,
+        (const void *)k_dots_partial<3>,
+        (const void *)k_dots_partial<4>,
+        (const void *)k_dots_final,
+        (const void *)k_xr_update,
+        (const void *)k_axpy_dots,
+        (const void *)k_cg_alpha,
+        (const void *)k_cg_update,
+        (const void *)k_cg_direction,
+        (const void *)k_bcgs_alpha,
+        (const void *)k_bcgs_s,
+        (const void *)k_bcgs_omega,
+        (const void *)k_bcgs_update,
+        (const void *)k_bcgs_direction,
+        (const void *)k_idr_v,
+        (const void *)k_idr_u,
+        (const void *)k_idr_vu,
+        (const void *)k_idr_h,
+        (const void *)k_idr_orth,
+        (const void *)k_idr_omega,
+        (const void *)k_idr_update,
+        (const void *)k_gemv_t_partial,
+        (const void *)k_gemv_n,
+        (const void *)k_gemv_t_dev,
+        (const void *)k_gemv_n_dev,
+        (const void *)k_gm_step,
+        (const void *)k_gm_scale,
+        (const void *)k_gm_pass<0, GM_COLS>,
+        (const void *)k_gm_pass<1, GM_COLS>,
+        (const void *)k_gm_pass<1, GM_NORM>,
+    };
+    double t0 = kr_wtime();
+    for (size_t i = 0; i < sizeof kernels / sizeof *kernels; i++) {
+        cudaFuncAttributes attr;
+        if (cudaFuncGetAttributes(&attr, kernels[i]) != cudaSuccess)
+            cudaGetLastError(); /* clear it: the launch will tell */
+    }
+    ctx->warmup_s = kr_wtime() - t0;
+}
+
 void kr_cuda_backend_fini(kr_ctx *ctx)
 {
     kr_cuda_state *st = kr_cuda(ctx);
@@ -1522,6 +1581,7 @@ kr_status kr_cuda_backend_init(kr_ctx *ctx)
     }
     ctx->device = KR_DEVICE_CUDA;
     ctx->ops = &cuda_ops;
+    warm_kernels(ctx);
     int driver = 0;
     cudaDriverGetVersion(&driver);
     snprintf(ctx->device_name, sizeof ctx->device_name,
