@@ -567,20 +567,32 @@ __global__ void k_bcgs_s(int32_t n, const double *__restrict__ v, double *r,
         kr_bcgs_dev_s(s, ss);
 }
 
+/* t.r and t.t over the grid (cu_dots' order), valid in thread 0 of the
+ * last block, where it returns 1: BiCGSTAB's and IDR's omega */
+__device__ int grid_omega_dots(int32_t n, const double *__restrict__ t,
+                               const double *__restrict__ r, double *ts,
+                               double *tt, uint32_t *ticket, double *partial,
+                               double *sh)
+{
+    *ts = 0.0, *tt = 0.0;
+    GRID_STRIDE(i, n)
+    {
+        double ti = t[i];
+        *ts += ti * r[i];
+        *tt += ti * ti;
+    }
+    return grid_totals(ts, tt, 1, partial, ticket, sh);
+}
+
 __global__ void k_bcgs_omega(int32_t n, const double *__restrict__ t,
                              const double *__restrict__ r, kr_bcgs_dev *s,
                              double *partial)
 {
     __shared__ double sh[BLOCK / 32];
     if (s->h.stop) return;
-    double ts = 0.0, tt = 0.0;
-    GRID_STRIDE(i, n)
-    {
-        double ti = t[i];
-        ts += ti * r[i];
-        tt += ti * ti;
-    }
-    if (grid_totals(&ts, &tt, 1, partial, &s->h.ticket, sh) && threadIdx.x == 0)
+    double ts, tt;
+    if (grid_omega_dots(n, t, r, &ts, &tt, &s->h.ticket, partial, sh) &&
+        threadIdx.x == 0)
         kr_bcgs_dev_omega(s, ts, tt);
 }
 
@@ -852,14 +864,8 @@ __global__ void k_idr_omega(int32_t n, const double *__restrict__ v,
 {
     __shared__ double sh[BLOCK / 32];
     if (st->h.stop) return;
-    double tr = 0.0, tt = 0.0;
-    GRID_STRIDE(i, n)
-    {
-        double vi = v[i];
-        tr += vi * r[i];
-        tt += vi * vi;
-    }
-    if (grid_totals(&tr, &tt, 1, partial, &st->h.ticket, sh) &&
+    double tr, tt;
+    if (grid_omega_dots(n, v, r, &tr, &tt, &st->h.ticket, partial, sh) &&
         threadIdx.x == 0)
         kr_idr_dev_omega(st, tr, tt);
 }

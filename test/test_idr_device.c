@@ -63,13 +63,13 @@ static void count_device_path(kr_ctx *ctx)
     ctx->ops = &counted_ops;
 }
 
-/* Solves A x = b (x0 = 0) with IDR(s) on a fresh CPU context, the host
- * path when `host`. */
+/* Solves A x = b (x0 = 0) with IDR(s) on a fresh CPU context whose table
+ * `prepare` (if not NULL) changes first. */
 static outcome solve(const kr_csr *A, const double *b, const char *pc,
-                     const kr_solve_options *opt, int host)
+                     const kr_solve_options *opt, void (*prepare)(kr_ctx *))
 {
     kr_ctx *ctx = kt_cpu();
-    if (host) use_host_path(ctx);
+    if (prepare) prepare(ctx);
     outcome o;
     memset(&o, 0, sizeof o);
     kr_solve_options so = *opt;
@@ -113,7 +113,8 @@ static void outcome_free(outcome *o)
 static void assert_same(const kr_csr *A, const double *b, const char *pc,
                         const kr_solve_options *opt, const char *what)
 {
-    outcome h = solve(A, b, pc, opt, 1), d = solve(A, b, pc, opt, 0);
+    outcome h = solve(A, b, pc, opt, use_host_path);
+    outcome d = solve(A, b, pc, opt, NULL);
     int32_t n = A->nrows;
     ck_assert_msg(h.res.reason == d.res.reason, "%s: reason %s vs %s", what,
                   kr_reason_name(h.res.reason), kr_reason_name(d.res.reason));
@@ -169,15 +170,31 @@ static double *rhs(const kr_csr *A, uint64_t seed)
     return b;
 }
 
-/* The generated problems: a nonsymmetric convection-diffusion stencil
- * and a random diagonally dominant matrix. */
-static void generated(kr_ctx *ctx, int kind, kr_csr *A)
+/* A generated system: kind 0 a nonsymmetric convection-diffusion
+ * stencil, 1 a random diagonally dominant matrix; b from rhs(). */
+typedef struct gen_system {
+    kr_ctx *ctx;
+    kr_csr A;
+    double *b;
+} gen_system;
+
+static gen_system generated(int kind, uint64_t seed)
 {
-    const char *spec = kind == 0 ? "convdiff2d:30" : NULL;
-    if (spec)
-        ck_assert_int_eq(kr_generate(ctx, spec, A), KR_OK);
+    gen_system g;
+    g.ctx = kt_cpu();
+    if (kind == 0)
+        ck_assert_int_eq(kr_generate(g.ctx, "convdiff2d:30", &g.A), KR_OK);
     else
-        kt_random_csr(ctx, 600, 600, 7, 1, 42, A);
+        kt_random_csr(g.ctx, 600, 600, 7, 1, 42, &g.A);
+    g.b = rhs(&g.A, seed);
+    return g;
+}
+
+static void generated_free(gen_system *g)
+{
+    free(g->b);
+    kr_csr_free(&g->A);
+    kr_ctx_destroy(g->ctx);
 }
 
 static const int s_values[] = {1, 2, 4, 8};
@@ -186,57 +203,42 @@ static const char *const pcs[] = {"none", "jacobi", "bjacobi"};
 /* Case i: problem i / 12, preconditioner (i / 4) % 3, s = s_values[i % 4] */
 START_TEST(paths_equal_generated)
 {
-    kr_ctx *ctx = kt_cpu();
-    kr_csr A;
-    generated(ctx, _i / 12, &A);
-    double *b = rhs(&A, 5 + (uint64_t)_i);
+    gen_system g = generated(_i / 12, 5 + (uint64_t)_i);
     const char *pc = pcs[_i / 4 % 3];
     int s = s_values[_i % 4];
     char what[96];
     snprintf(what, sizeof what, "problem %d, %s, idr(%d)", _i / 12, pc, s);
     kr_solve_options o = idr_options(s, 1e-10, 2000);
-    assert_same(&A, b, pc, &o, what);
-    free(b);
-    kr_csr_free(&A);
-    kr_ctx_destroy(ctx);
+    assert_same(&g.A, g.b, pc, &o, what);
+    generated_free(&g);
 }
 END_TEST
 
 /* With a monitor every batch is one iteration; the monitor sees the
- * same calls (a log; kt_monitor_record stands in for the placeholder). */
+ * same calls (solve() logs them when a monitor is set). */
 START_TEST(paths_equal_with_monitor)
 {
-    kr_ctx *ctx = kt_cpu();
-    kr_csr A;
-    generated(ctx, 0, &A);
-    double *b = rhs(&A, 3);
+    gen_system g = generated(0, 3);
     kr_solve_options o = idr_options(s_values[_i], 1e-10, 2000);
     o.monitor = kt_monitor_record;
-    assert_same(&A, b, "jacobi", &o, "monitor");
-    free(b);
-    kr_csr_free(&A);
-    kr_ctx_destroy(ctx);
+    assert_same(&g.A, g.b, "jacobi", &o, "monitor");
+    generated_free(&g);
 }
 END_TEST
 
 /* maxit inside a cycle and inside a batch: x is the iterate there. */
 START_TEST(paths_equal_at_maxit)
 {
-    kr_ctx *ctx = kt_cpu();
-    kr_csr A;
-    generated(ctx, 1, &A);
-    double *b = rhs(&A, 11);
+    gen_system g = generated(1, 11);
     static const int limits[] = {1, 2, 3, 7, 13, 22, 37};
     for (size_t i = 0; i < sizeof limits / sizeof limits[0]; i++) {
         char what[64];
         kr_solve_options o = idr_options(s_values[_i], 1e-14, limits[i]);
         snprintf(what, sizeof what, "idr(%d), maxit %d", o.s, limits[i]);
-        assert_same(&A, b, "jacobi", &o, what);
-        assert_same(&A, b, "bjacobi", &o, what);
+        assert_same(&g.A, g.b, "jacobi", &o, what);
+        assert_same(&g.A, g.b, "bjacobi", &o, what);
     }
-    free(b);
-    kr_csr_free(&A);
-    kr_ctx_destroy(ctx);
+    generated_free(&g);
 }
 END_TEST
 
@@ -251,7 +253,7 @@ START_TEST(paths_equal_through_restarts)
     double *b = rhs(&A, 2);
     kr_solve_options o = idr_options(s_values[_i], 1e-16, 3000);
     assert_same(&A, b, "jacobi", &o, "rtol 1e-16");
-    outcome d = solve(&A, b, "jacobi", &o, 0);
+    outcome d = solve(&A, b, "jacobi", &o, NULL);
     ck_assert_int_gt(d.res.true_residual_restarts, 0);
     outcome_free(&d);
     free(b);
@@ -275,7 +277,7 @@ START_TEST(paths_equal_at_breakdowns)
         for (int s = 1; s <= 2; s++) {
             kr_solve_options o = idr_options(s, 1e-10, 100);
             assert_same(&A, rhss[c], "none", &o, "breakdown");
-            outcome d = solve(&A, rhss[c], "none", &o, 0);
+            outcome d = solve(&A, rhss[c], "none", &o, NULL);
             /* IDR(2) on the 2 x 2 K: a full shadow space, converged */
             ck_assert_msg(d.res.reason == KR_DIVERGED_BREAKDOWN ||
                               (c == 0 && s == 2 && d.res.reason > 0),
@@ -315,45 +317,24 @@ START_TEST(paths_equal_nasa4704)
 }
 END_TEST
 
-/* The device path runs for s <= KR_IDR_DEV_MAX_S (also with a user's
- * operator), the host path above; both converge. */
+/* The device path runs for s <= KR_IDR_DEV_MAX_S, the host path above;
+ * both converge. */
 START_TEST(device_path_taken_up_to_max_s)
 {
-    kr_ctx *ctx = kt_cpu();
-    count_device_path(ctx);
-    kr_csr A;
-    generated(ctx, 0, &A);
-    double *b = rhs(&A, 8), *x = calloc((size_t)A.nrows, sizeof(double));
+    gen_system g = generated(0, 8);
     const int s_try[] = {1, KR_IDR_DEV_MAX_S, KR_IDR_DEV_MAX_S + 1, 16};
     for (int i = 0; i < 4; i++) {
-        kr_matrix *M;
-        kr_precond *P;
-        kr_vec *vb, *vx;
-        kr_result res;
         kr_solve_options o = idr_options(s_try[i], 1e-8, 2000);
-        ck_assert_int_eq(kr_matrix_create(ctx, &A, "csr", &M), KR_OK);
-        ck_assert_int_eq(kr_precond_create(ctx, &A, "jacobi", &P), KR_OK);
-        ck_assert_int_eq(kr_vec_create(ctx, A.nrows, &vb), KR_OK);
-        ck_assert_int_eq(kr_vec_create(ctx, A.nrows, &vx), KR_OK);
-        ck_assert_int_eq(kr_vec_upload(vb, b), KR_OK);
-        update_calls = 0;
-        ck_assert_int_eq(kr_solve(ctx, M, P, vb, vx, &o, &res), KR_OK);
-        ck_assert_msg(res.reason > 0, "idr(%d): %s", o.s,
-                      kr_reason_name(res.reason));
+        outcome d = solve(&g.A, g.b, "jacobi", &o, count_device_path);
+        ck_assert_msg(d.res.reason > 0, "idr(%d): %s", o.s,
+                      kr_reason_name(d.res.reason));
         if (o.s <= KR_IDR_DEV_MAX_S) /* no-op calls after the stop too */
-            ck_assert_int_ge(update_calls, res.iterations);
+            ck_assert_int_ge(update_calls, d.res.iterations);
         else
             ck_assert_int_eq(update_calls, 0);
-        kr_result_free(&res);
-        kr_vec_destroy(vb);
-        kr_vec_destroy(vx);
-        kr_precond_destroy(P);
-        kr_matrix_destroy(M);
+        outcome_free(&d);
     }
-    free(b);
-    free(x);
-    kr_csr_free(&A);
-    kr_ctx_destroy(ctx);
+    generated_free(&g);
 }
 END_TEST
 
