@@ -63,12 +63,20 @@ static void count_device_path(kr_ctx *ctx)
     ctx->ops = &counted_ops;
 }
 
-/* Solves A x = b (x0 = 0) with IDR(s) on a fresh CPU context whose table
+/* The device solve() runs on: the CPU but in the GPU tests (each test
+ * runs in a process of its own). */
+static kr_device solve_on = KR_DEVICE_CPU;
+
+/* Solves A x = b (x0 = 0) with IDR(s) on a fresh context whose table
  * `prepare` (if not NULL) changes first. */
 static outcome solve(const kr_csr *A, const double *b, const char *pc,
                      const kr_solve_options *opt, void (*prepare)(kr_ctx *))
 {
-    kr_ctx *ctx = kt_cpu();
+    kr_ctx *ctx = NULL;
+    if (solve_on == KR_DEVICE_CPU)
+        ctx = kt_cpu();
+    else
+        ck_assert_int_eq(kr_ctx_create(&ctx, solve_on), KR_OK);
     if (prepare) prepare(ctx);
     outcome o;
     memset(&o, 0, sizeof o);
@@ -372,6 +380,56 @@ START_TEST(ops_gpu)
 }
 END_TEST
 
+/* On the GPU: the device path against the GPU's host path (the same
+ * reductions in the same order, so the counts should match; whether the
+ * histories are equal bit for bit is printed), and two device-path solves
+ * (graphs replayed) bit for bit alike. */
+START_TEST(gpu_paths_agree)
+{
+    kr_ctx *probe = kt_gpu_or_skip("gpu_paths_agree");
+    if (!probe) return;
+    kr_ctx_destroy(probe);
+    solve_on = KR_DEVICE_CUDA;
+    const char *specs[] = {"convdiff2d:60,20", "poisson2d:40"};
+    for (int p = 0; p < 2; p++) {
+        kr_ctx *c = kt_cpu();
+        kr_csr A;
+        ck_assert_int_eq(kr_generate(c, specs[p], &A), KR_OK);
+        double *b = rhs(&A, 21 + (uint64_t)p);
+        for (int q = 0; q < 2; q++)
+            for (int i = 0; i < 4; i++) {
+                const char *pc = q ? "bjacobi" : "jacobi";
+                kr_solve_options o = idr_options(s_values[i], 1e-8, 5000);
+                outcome h = solve(&A, b, pc, &o, use_host_path);
+                outcome d = solve(&A, b, pc, &o, NULL);
+                outcome d2 = solve(&A, b, pc, &o, NULL);
+                int its = h.res.iterations,
+                    same = its == d.res.iterations &&
+                           !memcmp(h.res.history, d.res.history,
+                                   (size_t)(its + 1) * sizeof(double));
+                printf("gpu idr(%d) + %s on %s: host path %d, device path %d "
+                       "iterations, histories %s\n",
+                       o.s, pc, specs[p], its, d.res.iterations,
+                       same ? "equal" : "differ");
+                ck_assert_int_gt(d.res.reason, 0);
+                ck_assert(d.res.true_rnorm <= 1.05e-8 * d.res.bnorm);
+                ck_assert_msg(abs(its - d.res.iterations) <= 3 + its / 8,
+                              "idr(%d) + %s on %s: %d vs %d iterations", o.s,
+                              pc, specs[p], its, d.res.iterations);
+                ck_assert(kt_rel_diff(A.nrows, d.x, h.x) < 1e-5);
+                ck_assert_int_eq(d.res.iterations, d2.res.iterations);
+                ck_assert(!memcmp(d.x, d2.x, (size_t)A.nrows * sizeof(double)));
+                outcome_free(&h);
+                outcome_free(&d);
+                outcome_free(&d2);
+            }
+        free(b);
+        kr_csr_free(&A);
+        kr_ctx_destroy(c);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("idr_device");
@@ -389,6 +447,7 @@ int main(void)
     tcase_set_timeout(to, KT_HANG_GUARD_S);
     tcase_add_test(to, ops_cpu);
     tcase_add_test(to, ops_gpu);
+    tcase_add_test(to, gpu_paths_agree);
     suite_add_tcase(s, to);
     return kt_run(s);
 }
