@@ -249,6 +249,153 @@ static inline KR_HOST_DEVICE void kr_gm_dev_step(kr_gm_dev *s, double vv)
         s->h.stop = KR_DEV_STOP_CYCLE;
 }
 
+/* ------------------------------------------------------------------
+ * IDR(s) with its scalars in backend memory (the idr_* ops; the host
+ * side is solver/idr.c). Begins here, ends at "end of IDR(s)".
+ * ------------------------------------------------------------------ */
+
+/* Shadow dimensions whose scalars stay on the device; a larger s takes
+ * the host path (the GPU kernels keep one sum per column in registers). */
+#define KR_IDR_DEV_MAX_S 8
+
+/* A product that is never fused with an add into an FMA (nvcc contracts
+ * a*b + c into one; the host does not), so that the scalar steps below
+ * round alike on both sides. */
+#ifdef __CUDA_ARCH__
+#define KR_MUL(a, b) __dmul_rn((a), (b))
+#else
+#define KR_MUL(a, b) ((a) * (b))
+#endif
+
+/* IDR(s)'s scalars. In backend memory the struct is followed by M (s x s,
+ * column-major, lower triangular: P^T G), f (s: P^T r), c (s: the small
+ * system's solution) and h (s: projections P^T g_k), the order of the
+ * host path's scratch: kr_idr_dev_bytes(s) in all. */
+typedef struct kr_idr_dev {
+    kr_dev_head h;
+    int32_t s;
+    int32_t pad;
+    double om;    /* omega of the last dimension reduction (1 at a run's
+                     start)                                              */
+    double beta;  /* f_k / M_kk of the current step                      */
+    double rnorm; /* ||r|| after the last step: omega's reference       */
+    double kappa; /* the option: omega's safeguard                       */
+} kr_idr_dev;
+
+static inline KR_HOST_DEVICE size_t kr_idr_dev_bytes(int s)
+{
+    size_t ss = (size_t)s;
+    return sizeof(kr_idr_dev) + (ss * ss + 3 * ss) * sizeof(double);
+}
+static inline KR_HOST_DEVICE double *kr_idr_dev_M(kr_idr_dev *st)
+{
+    return (double *)(st + 1);
+}
+static inline KR_HOST_DEVICE double *kr_idr_dev_f(kr_idr_dev *st)
+{
+    return kr_idr_dev_M(st) + (size_t)st->s * (size_t)st->s;
+}
+static inline KR_HOST_DEVICE double *kr_idr_dev_c(kr_idr_dev *st)
+{
+    return kr_idr_dev_f(st) + st->s;
+}
+static inline KR_HOST_DEVICE double *kr_idr_dev_hv(kr_idr_dev *st)
+{
+    return kr_idr_dev_c(st) + st->s;
+}
+
+/* The small dense steps, shared by the host path and the device ops.
+ * c = M(k:s,k:s) \ f(k:s), M lower triangular */
+static inline KR_HOST_DEVICE void
+kr_idr_solve_c(int s, const double *M, const double *f, double *c, int k)
+{
+    for (int i = k; i < s; i++) {
+        double t = f[i];
+        for (int j = k; j < i; j++)
+            t -= KR_MUL(M[i + j * s], c[j - k]);
+        c[i - k] = t / M[i + i * s];
+    }
+}
+
+/* h = M(0:k,0:k) \ h: the coefficients that make g_k orthogonal to
+ * p_0..p_{k-1} */
+static inline KR_HOST_DEVICE void kr_idr_solve_h(int s, const double *M,
+                                                 double *h, int k)
+{
+    for (int i = 0; i < k; i++) {
+        for (int j = 0; j < i; j++)
+            h[i] -= KR_MUL(M[i + j * s], h[j]);
+        h[i] /= M[i + i * s];
+    }
+}
+
+/* f(k+1:s) -= beta M(k+1:s,k): r -= beta g_k seen through P */
+static inline KR_HOST_DEVICE void kr_idr_update_f(int s, const double *M,
+                                                  double *f, double beta, int k)
+{
+    for (int i = k + 1; i < s; i++)
+        f[i] -= KR_MUL(beta, M[i + k * s]);
+}
+
+/* omega minimising ||r - omega t||, enlarged when t and r are nearly
+ * orthogonal (|cos| < kappa) so that the step keeps reducing r. */
+static inline KR_HOST_DEVICE double kr_idr_omega(double tr, double tt,
+                                                 double rnorm, double kappa)
+{
+    double rho = fabs(tr) / (sqrt(tt) * rnorm), om = tr / tt;
+    return rho < kappa ? om * kappa / rho : om;
+}
+
+/* The scalar steps of the idr_* ops. idr_h: h holds P(:,0:k)^T g_k. */
+static inline KR_HOST_DEVICE void kr_idr_dev_h(kr_idr_dev *st, int k)
+{
+    kr_idr_solve_h(st->s, kr_idr_dev_M(st), kr_idr_dev_hv(st), k);
+}
+
+/* idr_orth: M(k:s,k) holds P(:,k:s)^T g_k */
+static inline KR_HOST_DEVICE void kr_idr_dev_orth(kr_idr_dev *st, int k)
+{
+    int s = st->s;
+    double *M = kr_idr_dev_M(st), mkk = M[k + k * s];
+    for (int i = 0; i < k; i++)
+        M[i + k * s] = 0.0;
+    if (mkk == 0.0) /* g_k orthogonal to p_k: no step possible */
+        st->h.stop = KR_DEV_STOP_BREAKDOWN;
+    else
+        st->beta = kr_idr_dev_f(st)[k] / mkk;
+}
+
+static inline KR_HOST_DEVICE void kr_idr_dev_omega(kr_idr_dev *st, double tr,
+                                                   double tt)
+{
+    if (tr == 0.0 || tt == 0.0) /* omega would be 0 */
+        st->h.stop = KR_DEV_STOP_BREAKDOWN;
+    else
+        st->om = kr_idr_omega(tr, tt, st->rnorm, st->kappa);
+}
+
+/* idr_update of step k (k = s: the dimension reduction, f = P^T r
+ * already written): records and tests ||r||, then prepares the next
+ * step's c. */
+static inline KR_HOST_DEVICE void kr_idr_dev_update(kr_idr_dev *st, int k,
+                                                    double rr)
+{
+    double rn = sqrt(rr);
+    if (kr_dev_record(&st->h, rn, 1)) {
+        st->h.stop = KR_DEV_STOP_CHECK;
+        return;
+    }
+    int s = st->s, next = k == s ? 0 : k + 1;
+    double *M = kr_idr_dev_M(st), *f = kr_idr_dev_f(st);
+    if (k < s) {
+        st->rnorm = rn;
+        kr_idr_update_f(s, M, f, st->beta, k);
+    }
+    if (next < s) kr_idr_solve_c(s, M, f, kr_idr_dev_c(st), next);
+}
+
+/* ----------------------------------------------- end of IDR(s) ---- */
+
 typedef struct kr_backend_ops {
     const char *name;
     kr_status (*alloc)(kr_ctx *ctx, void **p, size_t bytes);
@@ -351,6 +498,43 @@ typedef struct kr_backend_ops {
      * -beta*omega, v, beta, p)) */
     kr_status (*bcgs_direction)(kr_ctx *ctx, int32_t n, const double *r,
                                 const double *v, double *p, kr_bcgs_dev *s);
+    /* ---- IDR(s) with its scalars in backend memory (kr_idr_dev; the
+     * scalar steps are the kr_idr_dev_* functions; s <= KR_IDR_DEV_MAX_S).
+     * k is the step of the cycle (0 <= k < s; k = s: the dimension
+     * reduction); P, G and U are blocks of s columns of n entries, u_k
+     * and g_k their column k. Each op is a no-op once st->h.stop is set.
+     * idr_v: v = r - G(:,k:s) c (as copy, then gemv_n with alpha -1) */
+    kr_status (*idr_v)(kr_ctx *ctx, int32_t n, int k, const double *r,
+                       const double *G, double *v, kr_idr_dev *st);
+    /* idr_u: u_k = om vh + c_0 u_k (as axpby), then u_k += U(:,k+1:s)
+     * c(1:) (as gemv_n with alpha 1) */
+    kr_status (*idr_u)(kr_ctx *ctx, int32_t n, int k, const double *vh,
+                       double *U, kr_idr_dev *st);
+    /* idr_vu: idr_v, vh = d .* v (d NULL: vh = v), idr_u; one pass on the
+     * GPU, which leaves the scratch v and vh unwritten */
+    kr_status (*idr_vu)(kr_ctx *ctx, int32_t n, int k, const double *r,
+                        const double *G, double *U, const double *d, double *v,
+                        double *vh, kr_idr_dev *st);
+    /* idr_h (k > 0): h = P(:,0:k)^T g_k (as gemv_t), then kr_idr_dev_h */
+    kr_status (*idr_h)(kr_ctx *ctx, int32_t n, int k, const double *P,
+                       const double *G, kr_idr_dev *st);
+    /* idr_orth: for k > 0, g_k -= G(:,0:k) h, u_k -= U(:,0:k) h (as
+     * gemv_n with alpha -1); then M(k:s,k) = P(:,k:s)^T g_k (as gemv_t)
+     * and kr_idr_dev_orth; one pass on the GPU */
+    kr_status (*idr_orth)(kr_ctx *ctx, int32_t n, int k, const double *P,
+                          double *G, double *U, kr_idr_dev *st);
+    /* idr_omega: kr_idr_dev_omega(st, v.r, v.v) (as dots) */
+    kr_status (*idr_omega)(kr_ctx *ctx, int32_t n, const double *v,
+                           const double *r, kr_idr_dev *st);
+    /* idr_update: x += a p; r -= a q with r.r (as xr_update without d),
+     * a = beta (k < s) or om (k = s); then z = d .* r (d NULL: z = r)
+     * when z is not NULL; for k = s, f = P^T r (as gemv_t); then
+     * kr_idr_dev_update(st, k, r.r); one pass on the GPU */
+    kr_status (*idr_update)(kr_ctx *ctx, int32_t n, int k, const double *p,
+                            const double *q, double *x, double *r,
+                            const double *d, double *z, const double *P,
+                            kr_idr_dev *st);
+    /* ---- end of IDR(s)'s ops ---- */
     /* Runs fn(arg), which only enqueues backend work and must enqueue the
      * same work (same arrays, same scalars by address) every time. The
      * CUDA backend captures the first call made with an empty *slot as a

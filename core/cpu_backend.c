@@ -551,6 +551,106 @@ static kr_status cpu_bcgs_direction(kr_ctx *ctx, int32_t n, const double *r,
     return cpu_axpbypcz(ctx, n, 1.0, r, -s->beta * s->omega, v, s->beta, p);
 }
 
+/* ---------------------------------------------------------------------
+ * IDR(s) with its scalars in backend memory: each op is the host path's
+ * sequence of kernels (solver/idr.c), so the iterates are the same bit
+ * for bit. Ends at "end of IDR(s)".
+ * --------------------------------------------------------------------- */
+
+static double *idr_col(const double *B, int32_t n, int j)
+{
+    return (double *)B + (size_t)j * (size_t)n;
+}
+
+static kr_status cpu_idr_v(kr_ctx *ctx, int32_t n, int k, const double *r,
+                           const double *G, double *v, kr_idr_dev *st)
+{
+    if (st->h.stop) return KR_OK;
+    KR_TRY(cpu_copy(ctx, v, r, (size_t)n * sizeof(double)));
+    return cpu_gemv_n(ctx, n, st->s - k, idr_col(G, n, k), n, kr_idr_dev_c(st),
+                      -1.0, v);
+}
+
+static kr_status cpu_idr_u(kr_ctx *ctx, int32_t n, int k, const double *vh,
+                           double *U, kr_idr_dev *st)
+{
+    if (st->h.stop) return KR_OK;
+    const double *c = kr_idr_dev_c(st);
+    int rest = st->s - k;
+    double *uk = idr_col(U, n, k);
+    KR_TRY(cpu_axpby(ctx, n, st->om, vh, c[0], uk));
+    if (rest < 2) return KR_OK;
+    return cpu_gemv_n(ctx, n, rest - 1, idr_col(U, n, k + 1), n, c + 1, 1.0,
+                      uk);
+}
+
+static kr_status cpu_idr_vu(kr_ctx *ctx, int32_t n, int k, const double *r,
+                            const double *G, double *U, const double *d,
+                            double *v, double *vh, kr_idr_dev *st)
+{
+    if (st->h.stop) return KR_OK;
+    KR_TRY(cpu_idr_v(ctx, n, k, r, G, v, st));
+    if (d)
+        KR_TRY(cpu_pointwise_mult(ctx, n, d, v, vh));
+    else
+        KR_TRY(cpu_copy(ctx, vh, v, (size_t)n * sizeof(double)));
+    return cpu_idr_u(ctx, n, k, vh, U, st);
+}
+
+static kr_status cpu_idr_h(kr_ctx *ctx, int32_t n, int k, const double *P,
+                           const double *G, kr_idr_dev *st)
+{
+    if (st->h.stop || k == 0) return KR_OK;
+    KR_TRY(cpu_gemv_t(ctx, n, k, P, n, idr_col(G, n, k), kr_idr_dev_hv(st)));
+    kr_idr_dev_h(st, k);
+    return KR_OK;
+}
+
+static kr_status cpu_idr_orth(kr_ctx *ctx, int32_t n, int k, const double *P,
+                              double *G, double *U, kr_idr_dev *st)
+{
+    if (st->h.stop) return KR_OK;
+    int s = st->s;
+    double *gk = idr_col(G, n, k), *h = kr_idr_dev_hv(st);
+    if (k > 0) {
+        KR_TRY(cpu_gemv_n(ctx, n, k, G, n, h, -1.0, gk));
+        KR_TRY(cpu_gemv_n(ctx, n, k, U, n, h, -1.0, idr_col(U, n, k)));
+    }
+    KR_TRY(cpu_gemv_t(ctx, n, s - k, idr_col(P, n, k), n, gk,
+                      kr_idr_dev_M(st) + k + (size_t)k * (size_t)s));
+    kr_idr_dev_orth(st, k);
+    return KR_OK;
+}
+
+static kr_status cpu_idr_omega(kr_ctx *ctx, int32_t n, const double *v,
+                               const double *r, kr_idr_dev *st)
+{
+    if (st->h.stop) return KR_OK;
+    const double *xs[2] = {v, v}, *ys[2] = {r, v};
+    double tr_tt[2];
+    KR_TRY(cpu_dots(ctx, n, 2, xs, ys, tr_tt));
+    kr_idr_dev_omega(st, tr_tt[0], tr_tt[1]);
+    return KR_OK;
+}
+
+static kr_status cpu_idr_update(kr_ctx *ctx, int32_t n, int k, const double *p,
+                                const double *q, double *x, double *r,
+                                const double *d, double *z, const double *P,
+                                kr_idr_dev *st)
+{
+    if (st->h.stop) return KR_OK;
+    int s = st->s;
+    double a = k < s ? st->beta : st->om, rr[2];
+    KR_TRY(cpu_xr_update(ctx, n, a, p, q, x, r, NULL, NULL, rr));
+    if (z && d) KR_TRY(cpu_pointwise_mult(ctx, n, d, r, z));
+    if (z && !d) KR_TRY(cpu_copy(ctx, z, r, (size_t)n * sizeof(double)));
+    if (k == s) KR_TRY(cpu_gemv_t(ctx, n, s, P, n, r, kr_idr_dev_f(st)));
+    kr_idr_dev_update(st, k, rr[1]);
+    return KR_OK;
+}
+
+/* ------------------------------------------------ end of IDR(s) ---- */
+
 static kr_status cpu_replay(kr_ctx *ctx, void **slot,
                             kr_status (*fn)(void *arg), void *arg)
 {
@@ -615,6 +715,14 @@ static const kr_backend_ops cpu_ops = {
     .bcgs_omega = cpu_bcgs_omega,
     .bcgs_update = cpu_bcgs_update,
     .bcgs_direction = cpu_bcgs_direction,
+    /* IDR(s) */
+    .idr_v = cpu_idr_v,
+    .idr_u = cpu_idr_u,
+    .idr_vu = cpu_idr_vu,
+    .idr_h = cpu_idr_h,
+    .idr_orth = cpu_idr_orth,
+    .idr_omega = cpu_idr_omega,
+    .idr_update = cpu_idr_update,
     .replay = cpu_replay,
     .replay_free = cpu_replay_free,
     .fill_random = cpu_fill_random,

@@ -73,6 +73,10 @@ void kr_ctx_destroy(kr_ctx *ctx)
 
 const char *kr_ctx_error(const kr_ctx *ctx) { return ctx ? ctx->error : ""; }
 const char *kr_ctx_note(const kr_ctx *ctx) { return ctx ? ctx->note : ""; }
+double kr_ctx_warmup_seconds(const kr_ctx *ctx)
+{
+    return ctx ? ctx->warmup_s : 0.0;
+}
 /* Getters accept NULL (a failed create) and give a neutral value. */
 kr_device kr_ctx_device(const kr_ctx *ctx)
 {

@@ -27,6 +27,7 @@ struct kr_ctx {
     char device_name[128];
     char error[KR_MSG_LEN];
     char note[KR_MSG_LEN];
+    double warmup_s; /* the CUDA backend's kernel loading at creation */
 };
 
 #ifdef __cplusplus

@@ -567,20 +567,32 @@ __global__ void k_bcgs_s(int32_t n, const double *__restrict__ v, double *r,
         kr_bcgs_dev_s(s, ss);
 }
 
+/* t.r and t.t over the grid (cu_dots' order), valid in thread 0 of the
+ * last block, where it returns 1: BiCGSTAB's and IDR's omega */
+__device__ int grid_omega_dots(int32_t n, const double *__restrict__ t,
+                               const double *__restrict__ r, double *ts,
+                               double *tt, uint32_t *ticket, double *partial,
+                               double *sh)
+{
+    *ts = 0.0, *tt = 0.0;
+    GRID_STRIDE(i, n)
+    {
+        double ti = t[i];
+        *ts += ti * r[i];
+        *tt += ti * ti;
+    }
+    return grid_totals(ts, tt, 1, partial, ticket, sh);
+}
+
 __global__ void k_bcgs_omega(int32_t n, const double *__restrict__ t,
                              const double *__restrict__ r, kr_bcgs_dev *s,
                              double *partial)
 {
     __shared__ double sh[BLOCK / 32];
     if (s->h.stop) return;
-    double ts = 0.0, tt = 0.0;
-    GRID_STRIDE(i, n)
-    {
-        double ti = t[i];
-        ts += ti * r[i];
-        tt += ti * ti;
-    }
-    if (grid_totals(&ts, &tt, 1, partial, &s->h.ticket, sh) && threadIdx.x == 0)
+    double ts, tt;
+    if (grid_omega_dots(n, t, r, &ts, &tt, &s->h.ticket, partial, sh) &&
+        threadIdx.x == 0)
         kr_bcgs_dev_omega(s, ts, tt);
 }
 
@@ -669,6 +681,285 @@ static kr_status cu_bcgs_direction(kr_ctx *ctx, int32_t n, const double *r,
     LAUNCH(ctx, n, k_bcgs_direction, n, 1.0, r, v, p, s);
     return KR_OK;
 }
+
+/* ---------------------------------------------------------------------
+ * IDR(s) with device scalars (kr_idr_dev, core/backend.h). Each kernel
+ * computes what the host path's kernels compute, in their expressions
+ * (so the same FMA contractions) and their reduction order (the grid of
+ * red_blocks, each column's partial sums added by final_sum in
+ * k_dots_final's order), so that the GPU's iterates can equal those of
+ * its host path. Ends at "end of IDR(s)".
+ * --------------------------------------------------------------------- */
+#define IDR_S KR_IDR_DEV_MAX_S
+
+/* coef[j] = a * src[j] for j < m, in shared memory (the products
+ * cu_gemv_n makes on the host); the whole block calls it. */
+__device__ void idr_coeffs(double *coef, const double *src, int m, double a)
+{
+    if ((int)threadIdx.x < m) coef[threadIdx.x] = a * src[threadIdx.x];
+    __syncthreads();
+}
+
+/* k_gemv_n's sum for row i: sum_j B(i, j) coef[j], j < m */
+__device__ double idr_rowsum(const double *B, int32_t n, int64_t i,
+                             const double *coef, int m)
+{
+    double t = 0.0;
+    for (int j = 0; j < m; j++)
+        t += B[i + (int64_t)j * n] * coef[j];
+    return t;
+}
+
+/* u_k's entry from vh_i: k_axpby's om vh + c0 u (c0 = 0: om vh alone, so
+ * a NaN in u_k does not pass on), then k_gemv_n's + U(:,k+1:s) c(1:).
+ * k_axpby rounds om vh before the sum is added: KR_MUL keeps nvcc from
+ * fusing the two into an FMA here. */
+__device__ double idr_u_entry(double om, double vhi, double c0, double ui,
+                              const double *Un, int32_t n, int64_t i,
+                              const double *cu, int m)
+{
+    double y = c0 == 0.0 ? KR_MUL(om, vhi) : om * vhi + c0 * ui;
+    if (m > 0) y += idr_rowsum(Un, n, i, cu, m);
+    return y;
+}
+
+/* The grid's totals of acc[0..m) into tot[0..m) (shared; valid in the
+ * last block, the only one that returns 1): each column's block sum,
+ * then final_sum over the blocks, as k_dots_final adds them. */
+template <int N>
+__device__ __forceinline__ int idr_totals(const double (&acc)[N], int m,
+                                          double *partial, uint32_t *ticket,
+                                          double *sh, double *tot)
+{
+#pragma unroll
+    for (int j = 0; j < N; j++) {
+        if (j >= m) break;
+        double t = block_sum(acc[j], sh);
+        if (threadIdx.x == 0) partial[j * gridDim.x + blockIdx.x] = t;
+    }
+    if (!last_block(ticket)) return 0;
+    for (int j = 0; j < m; j++) {
+        double t = final_sum(gridDim.x, partial + j * gridDim.x, sh);
+        if (threadIdx.x == 0) tot[j] = t;
+    }
+    return 1;
+}
+
+__global__ void k_idr_v(int32_t n, int k, const double *__restrict__ r,
+                        const double *__restrict__ G, double *v, kr_idr_dev *st)
+{
+    __shared__ double cg[IDR_S];
+    if (st->h.stop) return;
+    int rest = st->s - k;
+    idr_coeffs(cg, kr_idr_dev_c(st), rest, -1.0);
+    const double *Gk = G + (int64_t)k * n;
+    GRID_STRIDE(i, n) v[i] = r[i] + idr_rowsum(Gk, n, i, cg, rest);
+}
+
+__global__ void k_idr_u(int32_t n, int k, const double *__restrict__ vh,
+                        double *U, kr_idr_dev *st)
+{
+    __shared__ double cu[IDR_S];
+    if (st->h.stop) return;
+    int rest = st->s - k;
+    const double *c = kr_idr_dev_c(st);
+    double om = st->om, c0 = c[0];
+    idr_coeffs(cu, c + 1, rest - 1, 1.0);
+    double *uk = U + (int64_t)k * n;
+    GRID_STRIDE(i, n)
+    uk[i] = idr_u_entry(om, vh[i], c0, uk[i], uk + n, n, i, cu, rest - 1);
+}
+
+/* k_idr_v, vh = d .* v (k_pointwise; d NULL: vh = v) and k_idr_u for
+ * each row, with v and vh kept in registers */
+__global__ void k_idr_vu(int32_t n, int k, const double *__restrict__ r,
+                         const double *__restrict__ G, double *U,
+                         const double *__restrict__ d, kr_idr_dev *st)
+{
+    __shared__ double cg[IDR_S], cu[IDR_S];
+    if (st->h.stop) return;
+    int rest = st->s - k;
+    const double *c = kr_idr_dev_c(st);
+    double om = st->om, c0 = c[0];
+    idr_coeffs(cg, c, rest, -1.0);
+    idr_coeffs(cu, c + 1, rest - 1, 1.0);
+    const double *Gk = G + (int64_t)k * n;
+    double *uk = U + (int64_t)k * n;
+    GRID_STRIDE(i, n)
+    {
+        double vi = r[i] + idr_rowsum(Gk, n, i, cg, rest);
+        double vhi = d ? d[i] * vi : vi;
+        uk[i] = idr_u_entry(om, vhi, c0, uk[i], uk + n, n, i, cu, rest - 1);
+    }
+}
+
+/* h = P(:,0:k)^T g_k (k_gemv_t_partial's sums), then its triangular
+ * solve */
+__global__ void k_idr_h(int32_t n, int k, const double *__restrict__ P,
+                        const double *__restrict__ G, kr_idr_dev *st,
+                        double *partial)
+{
+    __shared__ double sh[BLOCK / 32], tot[IDR_S];
+    if (st->h.stop) return;
+    const double *g = G + (int64_t)k * n;
+    double acc[IDR_S];
+#pragma unroll
+    for (int j = 0; j < IDR_S; j++)
+        acc[j] = 0.0;
+    GRID_STRIDE(i, n)
+    {
+        double gi = g[i];
+#pragma unroll
+        for (int j = 0; j < IDR_S; j++)
+            if (j < k) acc[j] += P[i + (int64_t)j * n] * gi;
+    }
+    if (!idr_totals(acc, k, partial, &st->h.ticket, sh, tot)) return;
+    if (threadIdx.x != 0) return;
+    double *h = kr_idr_dev_hv(st);
+    for (int j = 0; j < k; j++)
+        h[j] = tot[j];
+    kr_idr_dev_h(st, k);
+}
+
+/* g_k -= G(:,0:k) h and u_k -= U(:,0:k) h (k_gemv_n's), then M(k:s,k) =
+ * P(:,k:s)^T g_k with the new g_k, in one pass */
+__global__ void k_idr_orth(int32_t n, int k, const double *__restrict__ P,
+                           double *G, double *U, kr_idr_dev *st,
+                           double *partial)
+{
+    __shared__ double sh[BLOCK / 32], ch[IDR_S], tot[IDR_S];
+    if (st->h.stop) return;
+    int s = st->s, m = s - k;
+    if (k > 0) idr_coeffs(ch, kr_idr_dev_hv(st), k, -1.0);
+    double *g = G + (int64_t)k * n, *u = U + (int64_t)k * n;
+    const double *Pk = P + (int64_t)k * n;
+    double acc[IDR_S];
+#pragma unroll
+    for (int j = 0; j < IDR_S; j++)
+        acc[j] = 0.0;
+    GRID_STRIDE(i, n)
+    {
+        double gi = g[i];
+        if (k > 0) {
+            gi += idr_rowsum(G, n, i, ch, k);
+            g[i] = gi;
+            u[i] += idr_rowsum(U, n, i, ch, k);
+        }
+#pragma unroll
+        for (int j = 0; j < IDR_S; j++)
+            if (j < m) acc[j] += Pk[i + (int64_t)j * n] * gi;
+    }
+    if (!idr_totals(acc, m, partial, &st->h.ticket, sh, tot)) return;
+    if (threadIdx.x != 0) return;
+    double *Mk = kr_idr_dev_M(st) + k + (size_t)k * (size_t)s;
+    for (int j = 0; j < m; j++)
+        Mk[j] = tot[j];
+    kr_idr_dev_orth(st, k);
+}
+
+/* v.r and v.v as cu_dots' k_dots_partial<2> sums them */
+__global__ void k_idr_omega(int32_t n, const double *__restrict__ v,
+                            const double *__restrict__ r, kr_idr_dev *st,
+                            double *partial)
+{
+    __shared__ double sh[BLOCK / 32];
+    if (st->h.stop) return;
+    double tr, tt;
+    if (grid_omega_dots(n, v, r, &tr, &tt, &st->h.ticket, partial, sh) &&
+        threadIdx.x == 0)
+        kr_idr_dev_omega(st, tr, tt);
+}
+
+/* xr_pass's update and r.r (without d), z = d .* r when z is given, and
+ * for k = s the next f = P^T r (k_gemv_t_partial's sums), in one pass */
+__global__ void k_idr_update(int32_t n, int k, const double *__restrict__ p,
+                             const double *__restrict__ q, double *x, double *r,
+                             const double *__restrict__ d, double *z,
+                             const double *__restrict__ P, kr_idr_dev *st,
+                             double *partial)
+{
+    __shared__ double sh[BLOCK / 32], tot[IDR_S + 1];
+    if (st->h.stop) return;
+    int s = st->s, nf = k == s ? s : 0;
+    double a = k < s ? st->beta : st->om, acc[IDR_S + 1];
+#pragma unroll
+    for (int j = 0; j < IDR_S + 1; j++)
+        acc[j] = 0.0;
+    GRID_STRIDE(i, n)
+    {
+        x[i] += a * p[i];
+        double ri = r[i] - a * q[i];
+        r[i] = ri;
+        acc[0] += ri * ri;
+        if (z) z[i] = d ? d[i] * ri : ri;
+#pragma unroll
+        for (int j = 0; j < IDR_S; j++)
+            if (j < nf) acc[1 + j] += P[i + (int64_t)j * n] * ri;
+    }
+    if (!idr_totals(acc, 1 + nf, partial, &st->h.ticket, sh, tot)) return;
+    if (threadIdx.x != 0) return;
+    double *f = kr_idr_dev_f(st);
+    for (int j = 0; j < nf; j++)
+        f[j] = tot[1 + j];
+    kr_idr_dev_update(st, k, tot[0]);
+}
+
+static kr_status cu_idr_v(kr_ctx *ctx, int32_t n, int k, const double *r,
+                          const double *G, double *v, kr_idr_dev *st)
+{
+    LAUNCH(ctx, n, k_idr_v, n, k, r, G, v, st);
+    return KR_OK;
+}
+
+static kr_status cu_idr_u(kr_ctx *ctx, int32_t n, int k, const double *vh,
+                          double *U, kr_idr_dev *st)
+{
+    LAUNCH(ctx, n, k_idr_u, n, k, vh, U, st);
+    return KR_OK;
+}
+
+/* v and vh stay unwritten: the fused kernel keeps them in registers */
+static kr_status cu_idr_vu(kr_ctx *ctx, int32_t n, int k, const double *r,
+                           const double *G, double *U, const double *d,
+                           double *v, double *vh, kr_idr_dev *st)
+{
+    (void)v, (void)vh;
+    LAUNCH(ctx, n, k_idr_vu, n, k, r, G, U, d, st);
+    return KR_OK;
+}
+
+static kr_status cu_idr_h(kr_ctx *ctx, int32_t n, int k, const double *P,
+                          const double *G, kr_idr_dev *st)
+{
+    if (k == 0) return KR_OK;
+    RED_LAUNCH(ctx, k_idr_h, n, k, P, G, st);
+    return KR_OK;
+}
+
+static kr_status cu_idr_orth(kr_ctx *ctx, int32_t n, int k, const double *P,
+                             double *G, double *U, kr_idr_dev *st)
+{
+    RED_LAUNCH(ctx, k_idr_orth, n, k, P, G, U, st);
+    return KR_OK;
+}
+
+static kr_status cu_idr_omega(kr_ctx *ctx, int32_t n, const double *v,
+                              const double *r, kr_idr_dev *st)
+{
+    RED_LAUNCH(ctx, k_idr_omega, n, v, r, st);
+    return KR_OK;
+}
+
+static kr_status cu_idr_update(kr_ctx *ctx, int32_t n, int k, const double *p,
+                               const double *q, double *x, double *r,
+                               const double *d, double *z, const double *P,
+                               kr_idr_dev *st)
+{
+    RED_LAUNCH(ctx, k_idr_update, n, k, p, q, x, r, d, z, P, st);
+    return KR_OK;
+}
+
+/* ------------------------------------------------ end of IDR(s) ---- */
 
 /* ------------------------------------------------------ graph replay */
 
@@ -1119,6 +1410,14 @@ static kr_backend_ops make_ops(void)
     o.bcgs_omega = cu_bcgs_omega;
     o.bcgs_update = cu_bcgs_update;
     o.bcgs_direction = cu_bcgs_direction;
+    /* IDR(s) */
+    o.idr_v = cu_idr_v;
+    o.idr_u = cu_idr_u;
+    o.idr_vu = cu_idr_vu;
+    o.idr_h = cu_idr_h;
+    o.idr_orth = cu_idr_orth;
+    o.idr_omega = cu_idr_omega;
+    o.idr_update = cu_idr_update;
     o.replay = cu_replay;
     o.replay_free = cu_replay_free;
     o.fill_random = cu_fill_random;
@@ -1195,6 +1494,65 @@ static kr_status create_handles(kr_ctx *ctx, kr_cuda_state *st)
     return KR_OK;
 }
 
+/* CUDA loads a kernel at its first launch (lazy loading: about 0.4 ms a
+ * kernel in a fresh process, H100). Asking for each kernel's attributes
+ * loads it, so the context pays that once at its creation instead of a
+ * solve's setup or first iterations; KRYLOV_WARMUP=0 skips it. A kernel
+ * that fails to load here is no error: it loads at its first launch (and
+ * fails there, with a status). The list is this file's kernels; the
+ * formats' and preconditioners' still load at their first use. */
+static void warm_kernels(kr_ctx *ctx)
+{
+    const char *env = getenv("KRYLOV_WARMUP");
+    if (env && !strcmp(env, "0")) return;
+    const void *const kernels[] = {
+        (const void *)k_fill,
+        (const void *)k_axpby,
+        (const void *)k_axpbypcz,
+        (const void *)k_axpy2,
+        (const void *)k_pointwise,
+        (const void *)k_fill_random,
+        (const void *)k_dots_partial<1>,
+        (const void *)k_dots_partial<2>,
+        (const void *)k_dots_partial<3>,
+        (const void *)k_dots_partial<4>,
+        (const void *)k_dots_final,
+        (const void *)k_xr_update,
+        (const void *)k_axpy_dots,
+        (const void *)k_cg_alpha,
+        (const void *)k_cg_update,
+        (const void *)k_cg_direction,
+        (const void *)k_bcgs_alpha,
+        (const void *)k_bcgs_s,
+        (const void *)k_bcgs_omega,
+        (const void *)k_bcgs_update,
+        (const void *)k_bcgs_direction,
+        (const void *)k_idr_v,
+        (const void *)k_idr_u,
+        (const void *)k_idr_vu,
+        (const void *)k_idr_h,
+        (const void *)k_idr_orth,
+        (const void *)k_idr_omega,
+        (const void *)k_idr_update,
+        (const void *)k_gemv_t_partial,
+        (const void *)k_gemv_n,
+        (const void *)k_gemv_t_dev,
+        (const void *)k_gemv_n_dev,
+        (const void *)k_gm_step,
+        (const void *)k_gm_scale,
+        (const void *)k_gm_pass<0, GM_COLS>,
+        (const void *)k_gm_pass<1, GM_COLS>,
+        (const void *)k_gm_pass<1, GM_NORM>,
+    };
+    double t0 = kr_wtime();
+    for (size_t i = 0; i < sizeof kernels / sizeof *kernels; i++) {
+        cudaFuncAttributes attr;
+        if (cudaFuncGetAttributes(&attr, kernels[i]) != cudaSuccess)
+            cudaGetLastError(); /* clear it: the launch will tell */
+    }
+    ctx->warmup_s = kr_wtime() - t0;
+}
+
 void kr_cuda_backend_fini(kr_ctx *ctx)
 {
     kr_cuda_state *st = kr_cuda(ctx);
@@ -1228,6 +1586,7 @@ kr_status kr_cuda_backend_init(kr_ctx *ctx)
     }
     ctx->device = KR_DEVICE_CUDA;
     ctx->ops = &cuda_ops;
+    warm_kernels(ctx);
     int driver = 0;
     cudaDriverGetVersion(&driver);
     snprintf(ctx->device_name, sizeof ctx->device_name,

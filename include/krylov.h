@@ -63,6 +63,12 @@ const char *kr_ctx_note(const kr_ctx *ctx);
 kr_device kr_ctx_device(const kr_ctx *ctx);
 /* "cpu (4 threads)" or the GPU's model name. */
 const char *kr_ctx_device_name(const kr_ctx *ctx);
+/* Seconds kr_ctx_create spent loading the solvers' vector and iteration
+ * kernels onto the GPU. CUDA loads a kernel at its first launch (about
+ * 0.4 ms each in a fresh process); the context does it up front, so that
+ * no solve pays it. 0 on the CPU, and when the environment variable
+ * KRYLOV_WARMUP is 0 at the context's creation. */
+double kr_ctx_warmup_seconds(const kr_ctx *ctx);
 /* Threads for CPU kernels; 0 means the OpenMP default. More threads than
  * the cores this process may run on are capped at that count, and
  * kr_ctx_note() says so. */

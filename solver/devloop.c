@@ -8,9 +8,10 @@
  * device's own test fired do nothing, so x, the reason and the count are
  * those of the per-iteration loop; the extra launches cost a few
  * microseconds each. Full batches after the first two are replayed from a
- * CUDA graph captured once per run (ops->replay), unless the operator or
- * the preconditioner is the user's: a callback may do what a capture
- * cannot. */
+ * CUDA graph captured once per run (ops->replay; one per phase for a
+ * method whose iterations differ along a period, as IDR(s)'s cycle),
+ * unless the operator or the preconditioner is the user's: a callback may
+ * do what a capture cannot. */
 #include "core/error.h"
 #include "solver/solver.h"
 
@@ -64,20 +65,27 @@ kr_status kr_dev_loop_run(kr_solve_args *a, kr_result *res, kr_dev_loop *L)
     const kr_backend_ops *op = ctx->ops;
     KR_TRY(op->upload(ctx, a->dstate, L->host, L->bytes));
     int graph = !kr_matrix_is_user(a->A) && !kr_precond_is_user(a->P);
-    void *slot = NULL;
-    int it = 0, done = 0, batch = 1, full = 0;
+    int period = L->period > 1 ? L->period : 1;
+    if (period > KR_DEV_MAX_PERIOD)
+        return kr_fail(ctx, KR_ERR_ARG, "%s: period %d above %d (internal)",
+                       L->name, period, KR_DEV_MAX_PERIOD);
+    void *slot[KR_DEV_MAX_PERIOD] = {NULL};
+    int it = 0, done = 0, batch = 1, full = 0, sent = 0;
     kr_status st = KR_OK;
     while (st == KR_OK && res->reason == KR_ITERATING) {
-        int left = a->opt->maxit - (a->it0 + it);
+        int left = a->opt->maxit - (a->it0 + it), ph = sent % period;
         *L->nb = batch < left ? batch : left;
+        if (L->phase) *L->phase = ph;
         if (graph && *L->nb == KR_BATCH_MAX && ++full > 2)
-            st = op->replay(ctx, &slot, L->enqueue, L->arg);
+            st = op->replay(ctx, &slot[ph], L->enqueue, L->arg);
         else
             st = L->enqueue(L->arg);
+        sent += *L->nb;
         if (st == KR_OK) st = op->download(ctx, L->host, a->dstate, L->bytes);
         if (st == KR_OK) st = account(a, res, L, &done, &it);
         if (!a->opt->monitor && batch < KR_BATCH_MAX) batch *= 2;
     }
-    op->replay_free(ctx, slot);
+    for (int i = 0; i < period; i++)
+        op->replay_free(ctx, slot[i]);
     return st;
 }

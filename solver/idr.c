@@ -4,12 +4,23 @@
  * the shadow space P (G = A U, M = P^T G lower triangular, f = P^T r), then
  * one dimension-reduction step with omega chosen by "maintaining the
  * convergence" (kappa). Every mat-vec is one iteration and every update of
- * r is tested. P: s seeded normal random vectors, orthonormalised. */
+ * r is tested. P: s seeded uniform random vectors, orthonormalised.
+ *
+ * For s <= KR_IDR_DEV_MAX_S, on a backend with the idr_* ops, M, f, c, h,
+ * omega and the norms stay in backend memory (kr_idr_dev, core/backend.h;
+ * batches in solver/devloop.c): step k is the SpMV and four ops (u_k,
+ * which a diagonal preconditioner joins, else v, the preconditioner and
+ * u_k; for k > 0, h = P^T g_k with its triangular solve; g_k and u_k
+ * orthogonalised with M's new column in the same pass; the x and r update
+ * with the stopping test and the next c), the dimension reduction the
+ * SpMV and two (omega; the update, with the next f = P^T r in the same
+ * pass), and no host round trip. Larger s keep the host path below. */
 #include "core/error.h"
 #include "solver/solver.h"
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* The small dense work, on the host, allocated at setup. */
 typedef struct idr_host {
@@ -59,13 +70,7 @@ static kr_status shadow_space(kr_solve_args *a, int s, double *P)
 /* c = M(k:s,k:s) \ f(k:s), M lower triangular */
 static void solve_small(idr_host *w, int k)
 {
-    int s = w->s;
-    for (int i = k; i < s; i++) {
-        double t = w->f[i];
-        for (int j = k; j < i; j++)
-            t -= w->M[i + j * s] * w->c[j - k];
-        w->c[i - k] = t / w->M[i + i * s];
-    }
+    kr_idr_solve_c(w->s, w->M, w->f, w->c, k);
 }
 
 /* u_k = U(:,k:s) c + om M^-1 (r - G(:,k:s) c), g_k = A u_k: a vector of
@@ -100,11 +105,7 @@ static kr_status biorthogonalise(kr_ctx *ctx, int32_t n, idr_dev *d,
     double *gk = column(d->G, n, k), *uk = column(d->U, n, k);
     if (k > 0) {
         KR_TRY(op->gemv_t(ctx, n, k, d->P, n, gk, w->h));
-        for (int i = 0; i < k; i++) {
-            for (int j = 0; j < i; j++)
-                w->h[i] -= w->M[i + j * s] * w->h[j];
-            w->h[i] /= w->M[i + i * s];
-        }
+        kr_idr_solve_h(s, w->M, w->h, k);
         KR_TRY(op->gemv_n(ctx, n, k, d->G, n, w->h, -1.0, gk));
         KR_TRY(op->gemv_n(ctx, n, k, d->U, n, w->h, -1.0, uk));
     }
@@ -112,14 +113,6 @@ static kr_status biorthogonalise(kr_ctx *ctx, int32_t n, idr_dev *d,
         w->M[i + k * s] = 0.0;
     return op->gemv_t(ctx, n, s - k, column(d->P, n, k), n, gk,
                       w->M + k + k * s);
-}
-
-/* omega minimising ||r - omega t||, enlarged when t and r are nearly
- * orthogonal (|cos| < kappa) so that the step keeps reducing r. */
-static double omega(double tr, double tt, double rnorm, double kappa)
-{
-    double rho = fabs(tr) / (sqrt(tt) * rnorm), om = tr / tt;
-    return rho < kappa ? om * kappa / rho : om;
 }
 
 /* One IDR cycle: s bi-orthogonal steps, then the dimension reduction.
@@ -149,8 +142,7 @@ static kr_status cycle(kr_solve_args *a, kr_result *res, idr_dev *d,
         rnorm = sqrt(rr[1]);
         res->reason = kr_solver_check(a, res, ++*it, rnorm);
         if (res->reason != KR_ITERATING) return KR_OK;
-        for (int i = k + 1; i < s; i++)
-            w->f[i] -= beta * w->M[i + k * s];
+        kr_idr_update_f(s, w->M, w->f, beta, k);
     }
     const double *xs[2] = {d->v, d->v}, *ys[2] = {d->r, d->v};
     KR_TRY(kr_pc(a, d->r, d->vh));
@@ -160,12 +152,131 @@ static kr_status cycle(kr_solve_args *a, kr_result *res, idr_dev *d,
         res->reason = KR_DIVERGED_BREAKDOWN;
         return KR_OK;
     }
-    *om = omega(tr_tt[0], tr_tt[1], rnorm, a->opt->kappa);
+    *om = kr_idr_omega(tr_tt[0], tr_tt[1], rnorm, a->opt->kappa);
     double rr[2]; /* x += om vh; r -= om v; with r.r */
     KR_TRY(op->xr_update(ctx, n, *om, d->vh, d->v, a->x, d->r, NULL, NULL, rr));
     rnorm = sqrt(rr[1]);
     res->reason = kr_solver_check(a, res, ++*it, rnorm);
     return KR_OK;
+}
+
+/* ---- The device path: the scalars in backend memory (kr_idr_dev,
+ * core/backend.h), batches in solver/devloop.c. The host enqueues the
+ * same ops in the same order as cycle() runs its kernels, so on the CPU
+ * backend the iterates are those of the host path bit for bit. */
+
+/* One batch of device iterations: what the backend enqueues or replays. */
+typedef struct idr_batch {
+    kr_solve_args *a;
+    idr_dev *d;
+    const double *diag; /* the preconditioner's diagonal (NULL: identity) */
+    int fused;          /* the preconditioner is diagonal: fused into the
+                           vector ops */
+    kr_idr_dev *st;     /* backend memory */
+    int s, nb, phase;   /* phase: the cycle's step of the first iteration */
+} idr_batch;
+
+/* Step k of a cycle on the device: one mat-vec, no host round trip. */
+static kr_status step_dev(idr_batch *c, int k)
+{
+    kr_solve_args *a = c->a;
+    kr_ctx *ctx = a->ctx;
+    const kr_backend_ops *op = ctx->ops;
+    int32_t n = a->n;
+    idr_dev *d = c->d;
+    double *uk = column(d->U, n, k), *gk = column(d->G, n, k);
+    if (c->fused) {
+        KR_TRY(op->idr_vu(ctx, n, k, d->r, d->G, d->U, c->diag, d->v, d->vh,
+                          c->st));
+    } else {
+        KR_TRY(op->idr_v(ctx, n, k, d->r, d->G, d->v, c->st));
+        KR_TRY(kr_pc(a, d->v, d->vh));
+        KR_TRY(op->idr_u(ctx, n, k, d->vh, d->U, c->st));
+    }
+    KR_TRY(kr_spmv(a, 1.0, uk, 0.0, gk));
+    if (k > 0) KR_TRY(op->idr_h(ctx, n, k, d->P, d->G, c->st));
+    KR_TRY(op->idr_orth(ctx, n, k, d->P, d->G, d->U, c->st));
+    /* the last step also makes v^ = M^-1 r for the dimension reduction
+     * when M is diagonal */
+    int last = c->fused && k == c->s - 1;
+    return op->idr_update(ctx, n, k, uk, gk, a->x, d->r, c->diag,
+                          last ? d->vh : NULL, d->P, c->st);
+}
+
+/* The dimension reduction on the device; it also makes the next cycle's
+ * f = P^T r and c. */
+static kr_status reduce_dev(idr_batch *c)
+{
+    kr_solve_args *a = c->a;
+    kr_ctx *ctx = a->ctx;
+    const kr_backend_ops *op = ctx->ops;
+    int32_t n = a->n;
+    idr_dev *d = c->d;
+    if (!c->fused) KR_TRY(kr_pc(a, d->r, d->vh));
+    KR_TRY(kr_spmv(a, 1.0, d->vh, 0.0, d->v));
+    KR_TRY(op->idr_omega(ctx, n, d->v, d->r, c->st));
+    return op->idr_update(ctx, n, c->s, d->vh, d->v, a->x, d->r, NULL, NULL,
+                          d->P, c->st);
+}
+
+static kr_status idr_enqueue(void *arg)
+{
+    idr_batch *c = arg;
+    for (int i = 0; i < c->nb; i++) {
+        int k = (c->phase + i) % (c->s + 1);
+        KR_TRY(k < c->s ? step_dev(c, k) : reduce_dev(c));
+    }
+    return KR_OK;
+}
+
+static int idr_reason(const void *host, kr_reason *why)
+{
+    const kr_idr_dev *st = host;
+    if (st->h.stop != KR_DEV_STOP_BREAKDOWN) return 0;
+    *why = KR_DIVERGED_BREAKDOWN;
+    return 1;
+}
+
+/* The iterations after the start-up (r, P, U = G = 0, M = I), with the
+ * scalars on the device: f = P^T r and c for the first step are made
+ * here, as cycle() makes them, and go up with M. */
+static kr_status device_loop(kr_solve_args *a, kr_result *res, idr_dev *d,
+                             idr_host *w)
+{
+    kr_ctx *ctx = a->ctx;
+    const kr_backend_ops *op = ctx->ops;
+    int s = w->s;
+    size_t ss = (size_t)s;
+    KR_TRY(op->gemv_t(ctx, a->n, s, d->P, a->n, d->r, w->f));
+    solve_small(w, 0);
+    KR_TRY(op->upload(ctx, (kr_idr_dev *)a->dstate + 1, w->M,
+                      (ss * ss + 3 * ss) * sizeof(double)));
+    idr_batch c = {.a = a, .d = d, .st = a->dstate, .s = s};
+    c.fused = a->P->ops->diagonal && a->P->ops->diagonal(a->P->impl, &c.diag);
+    kr_idr_dev hs;
+    memset(&hs, 0, sizeof hs);
+    kr_dev_head_init(a, &hs.h);
+    hs.s = s;
+    hs.om = 1.0;
+    hs.kappa = a->opt->kappa;
+    kr_dev_loop L = {.name = "idr",
+                     .enqueue = idr_enqueue,
+                     .arg = &c,
+                     .nb = &c.nb,
+                     .host = &hs,
+                     .bytes = sizeof hs,
+                     .reason = idr_reason,
+                     .period = s + 1,
+                     .phase = &c.phase};
+    return kr_dev_loop_run(a, res, &L);
+}
+
+/* The device path takes s up to KR_IDR_DEV_MAX_S (by the option, which
+ * sized the solver object's dstate) on a backend with the idr_* ops. */
+static int use_device(const kr_solve_args *a)
+{
+    return a->ctx->ops->idr_update && a->dstate &&
+           a->opt->s <= KR_IDR_DEV_MAX_S;
 }
 
 static kr_status iterate(kr_solve_args *a, kr_result *res, idr_dev *d,
@@ -189,6 +300,7 @@ static kr_status iterate(kr_solve_args *a, kr_result *res, idr_dev *d,
     }
     for (int i = 0; i < s * s; i++)
         w->M[i] = i % (s + 1) == 0; /* M = I */
+    if (use_device(a)) return device_loop(a, res, d, w);
     while (res->reason == KR_ITERATING)
         KR_TRY(cycle(a, res, d, w, &it, &om));
     return KR_OK;
@@ -227,7 +339,8 @@ static void idr_workspace(const kr_solve_options *o, int32_t n, int *nvec,
     *nhost = ss * ss + 3 * ss + 1;
 }
 
-/* Passes of step k of a cycle (rest = s - k columns left). */
+/* Passes of step k of a cycle on the host path (rest = s - k columns
+ * left). */
 static double idr_step_passes(int s, int k)
 {
     int rest = s - k;
@@ -236,11 +349,8 @@ static double idr_step_passes(int s, int k)
     return p + (s - k + 1) + 6; /* column of M, x and r update with r.r */
 }
 
-static void idr_iter_model(const kr_solve_options *o, int32_t n, kr_pc_kind pc,
-                           int iterations, kr_iter_model *m)
+static void idr_host_model(int s, kr_iter_model *m)
 {
-    (void)pc, (void)iterations;
-    int s = shadow_dim(o, n);
     double passes = s + 1 + 8; /* f = P^T r; reduction: dots 2, update 6 */
     for (int k = 0; k < s; k++)
         passes += idr_step_passes(s, k);
@@ -257,10 +367,64 @@ static void idr_iter_model(const kr_solve_options *o, int32_t n, kr_pc_kind pc,
              s, passes, m->vectors);
 }
 
+/* Step k on the device path: the u_k op (fused: r, G(:,k:s), U(:,k+1:s),
+ * u_k read and written, d when jacobi; else idr_v rest + 2 and idr_u
+ * rest + 2), idr_h k + 1, idr_orth 1 + rest (+ g_k written, G(:,0:k), u_k
+ * twice, U(:,0:k) when k > 0), idr_update 6 (+ z = d .* r on the last step
+ * when fused). */
+static double idr_dev_step(int s, int k, int fused, int jac)
+{
+    int rest = s - k;
+    double p = fused ? 2.0 * rest + 2 + jac : 2.0 * rest + 4;
+    if (k > 0) p += (k + 1) + (3 + 2.0 * k);
+    p += 1 + rest + 6;
+    return p + (fused && k == s - 1 ? 1 + jac : 0);
+}
+
+/* With a diagonal preconditioner (none, jacobi) the device path fuses it
+ * into the u_k op and the last step's update, counted here in full. */
+static void idr_iter_model(const kr_solve_options *o, int32_t n, kr_pc_kind pc,
+                           int iterations, kr_iter_model *m)
+{
+    (void)iterations;
+    int s = shadow_dim(o, n);
+    if (s > KR_IDR_DEV_MAX_S) {
+        idr_host_model(s, m);
+        return;
+    }
+    int jac = pc == KR_PC_DIAGONAL, fused = pc != KR_PC_GENERAL;
+    double passes = 2 + 6 + s; /* reduction: omega 2, update with P^T r */
+    for (int k = 0; k < s; k++)
+        passes += idr_dev_step(s, k, fused, jac);
+    m->spmvs = 1;
+    m->pcs = fused ? 0 : 1;
+    m->vectors = passes / (s + 1);
+    snprintf(
+        m->text, sizeof m->text,
+        "idr(%d), scalars on the device: per mat-vec (= iteration) 1 "
+        "SpMV%s; a cycle of s+1 mat-vecs moves %.0f vector passes (step "
+        "k: u_k %s, h = P^T g_k k+1 when k > 0, g_k and u_k "
+        "orthogonalised with M's column (s-k)+1 (+ 2k+3 when k > 0), x "
+        "and r update 6%s; reduction: omega 2, update with f = P^T r "
+        "6+s): %.2f per iteration",
+        s, fused ? "" : ", 1 preconditioner", passes,
+        fused ? (jac ? "with d .* v 2(s-k)+3" : "2(s-k)+2")
+              : "(v, then u_k) 2(s-k)+4",
+        fused ? (jac ? ", + d .* r 2 on the last" : ", + z = r 1 on the last")
+              : "",
+        m->vectors);
+}
+
+static size_t idr_dstate_bytes(const kr_solve_options *o)
+{
+    return o->s >= 1 && o->s <= KR_IDR_DEV_MAX_S ? kr_idr_dev_bytes(o->s) : 0;
+}
+
 const kr_solver_ops kr_idr_ops = {
     .name = "idr",
     .summary = "IDR(s) with bi-orthogonalisation, right-preconditioned",
     .solve = idr_solve,
     .workspace = idr_workspace,
     .iter_model = idr_iter_model,
+    .dstate_bytes = idr_dstate_bytes,
 };

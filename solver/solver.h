@@ -127,7 +127,16 @@ typedef struct kr_dev_loop {
     /* the method's own reason for a stop code other than STOP_CHECK: sets
      * *why, returns 1 (0: unknown code) */
     int (*reason)(const void *host, kr_reason *why);
+    /* Optional (0 or 1: unused): the work of an iteration repeats with
+     * this period (IDR(s): s + 1), so a batch's work depends on where in
+     * the period it starts; *phase (iterations enqueued so far, modulo
+     * period) is set before each batch, and full batches replay one graph
+     * per phase. At most KR_DEV_MAX_PERIOD. */
+    int period;
+    int *phase;
 } kr_dev_loop;
+
+#define KR_DEV_MAX_PERIOD 32
 
 /* The thresholds of kr_solver_check as the device tests them (the same
  * products, so the same doubles); a->r0norm must be set. */

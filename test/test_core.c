@@ -452,6 +452,28 @@ START_TEST(cg_random_spd)
 }
 END_TEST
 
+/* The kernel warm-up at context creation: none on the CPU; on the GPU it
+ * runs unless KRYLOV_WARMUP=0, and a context without it still solves. */
+START_TEST(context_warmup)
+{
+    kr_ctx *cpu = kt_cpu();
+    ck_assert(kr_ctx_warmup_seconds(cpu) == 0.0);
+    ck_assert(kr_ctx_warmup_seconds(NULL) == 0.0);
+    kr_ctx_destroy(cpu);
+    kr_ctx *gpu = kt_gpu_or_skip("context_warmup");
+    if (!gpu) return;
+    ck_assert(kr_ctx_warmup_seconds(gpu) > 0.0);
+    kr_ctx_destroy(gpu);
+    ck_assert_int_eq(setenv("KRYLOV_WARMUP", "0", 1), 0);
+    gpu = kt_gpu_or_skip("context_warmup");
+    ck_assert_ptr_nonnull(gpu);
+    ck_assert(kr_ctx_warmup_seconds(gpu) == 0.0);
+    kt_check_backend(gpu, 1000, 99, 1e-13);
+    kr_ctx_destroy(gpu);
+    unsetenv("KRYLOV_WARMUP");
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("core");
@@ -459,6 +481,7 @@ int main(void)
     tcase_set_timeout(tc, KT_HANG_GUARD_S);
     tcase_add_test(tc, backend_kernels);
     tcase_add_test(tc, dots_deterministic);
+    tcase_add_test(tc, context_warmup);
     tcase_add_test(tc, csr_spmv_shapes);
     tcase_add_test(tc, formats_real_matrices);
     tcase_add_test(tc, csr_inode_bitwise);

@@ -194,6 +194,7 @@ void bench_json_run(cli_json *j, const char *device, kr_ctx *ctx,
     cli_json_int(j, "threads", kr_ctx_threads(ctx));
     cli_json_int(j, "copy_bytes", (long long)copy_bytes);
     cli_json_int(j, "copy_reps", BENCH_COPY_REPS);
+    cli_json_num(j, "kernel_warmup_s", kr_ctx_warmup_seconds(ctx));
 }
 
 int bench_copy_bandwidth(kr_ctx *ctx, int copy_mb, size_t *bytes,

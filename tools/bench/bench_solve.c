@@ -367,6 +367,11 @@ static void md_header(FILE *f, const solve_run *r)
             o->breakdown_restarts, o->reps, o->warmup, kr_ctx_threads(r->ctx),
             r->copy_bps * 1e-9, r->copy_bytes >> 20, BENCH_COPY_REPS,
             WARMUP_MAXIT, BENCH_SPMV_MODEL);
+    if (kr_ctx_warmup_seconds(r->ctx) > 0)
+        fprintf(f,
+                "- context creation loaded the solvers' kernels in %.3f ms "
+                "(not in any setup; KRYLOV_WARMUP=0 skips it)\n",
+                kr_ctx_warmup_seconds(r->ctx) * 1e3);
     for (int i = 0; i < r->nrows; i++)
         if (r->rows[i].ok) { /* GMRES's depends on the iterations: in JSON */
             fprintf(f, "- bytes per iteration: %s\n", r->rows[i].model.text);

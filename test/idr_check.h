@@ -1,0 +1,17 @@
+/* IDR(s)'s device-scalar ops (idr_* in core/backend.h) of one backend
+ * against plain loops on the host, on fresh random data. Used by
+ * test_idr_device on the CPU and, where there is one, the GPU. */
+#ifndef KR_TEST_IDR_CHECK_H
+#define KR_TEST_IDR_CHECK_H
+
+#include "krylov.h"
+
+#include <stdint.h>
+
+/* Every idr_* op for vectors of length n and shadow dimension s, each
+ * step k = 0..s of a cycle, then the stop code, a breakdown and the
+ * stopping test; fails the current Check test on a difference beyond tol
+ * (relative to the sum of the magnitudes of what was added). */
+void kt_check_idr_ops(kr_ctx *ctx, int32_t n, int s, uint64_t seed, double tol);
+
+#endif

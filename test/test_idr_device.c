@@ -1,0 +1,453 @@
+/* IDR(s) with its scalars in backend memory (the idr_* ops, batches in
+ * solver/devloop.c) against the host path (scalars on the host every
+ * iteration), on the CPU backend: the same history and the same x, bit
+ * for bit, for s = 1, 2, 4, 8 with none, jacobi (fused into the vector
+ * ops) and bjacobi (applied as an operator), with a monitor, at maxit
+ * inside a cycle and a batch, through gap restarts and breakdowns, and on
+ * nasa4704 (whose IDR residual oscillates). The host path is reached by a
+ * backend table without the idr_* ops; s above KR_IDR_DEV_MAX_S must take
+ * it by itself. */
+#include "core/ctx.h"
+#include "idr_check.h"
+#include "testutil.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A solve's outcome: what must be the same on both paths. */
+typedef struct outcome {
+    kr_status st;
+    kr_result res;
+    double *x;
+    kt_monitor_log *log; /* the monitor's calls, when one was set */
+} outcome;
+
+/* ctx's table without the idr_* ops: the host path */
+static kr_backend_ops host_ops;
+static void use_host_path(kr_ctx *ctx)
+{
+    host_ops = *ctx->ops;
+    host_ops.idr_v = NULL;
+    host_ops.idr_u = NULL;
+    host_ops.idr_vu = NULL;
+    host_ops.idr_h = NULL;
+    host_ops.idr_orth = NULL;
+    host_ops.idr_omega = NULL;
+    host_ops.idr_update = NULL;
+    ctx->ops = &host_ops;
+}
+
+/* ctx's table with idr_update counted: was the device path taken? */
+static kr_backend_ops counted_ops;
+static kr_status (*real_update)(kr_ctx *, int32_t, int, const double *,
+                                const double *, double *, double *,
+                                const double *, double *, const double *,
+                                kr_idr_dev *);
+static int update_calls;
+static kr_status counted_update(kr_ctx *ctx, int32_t n, int k, const double *p,
+                                const double *q, double *x, double *r,
+                                const double *d, double *z, const double *P,
+                                kr_idr_dev *st)
+{
+    update_calls++;
+    return real_update(ctx, n, k, p, q, x, r, d, z, P, st);
+}
+static void count_device_path(kr_ctx *ctx)
+{
+    counted_ops = *ctx->ops;
+    real_update = counted_ops.idr_update;
+    counted_ops.idr_update = counted_update;
+    update_calls = 0;
+    ctx->ops = &counted_ops;
+}
+
+/* The device solve() runs on: the CPU but in the GPU tests (each test
+ * runs in a process of its own). */
+static kr_device solve_on = KR_DEVICE_CPU;
+
+/* Solves A x = b (x0 = 0) with IDR(s) on a fresh context whose table
+ * `prepare` (if not NULL) changes first. */
+static outcome solve(const kr_csr *A, const double *b, const char *pc,
+                     const kr_solve_options *opt, void (*prepare)(kr_ctx *))
+{
+    kr_ctx *ctx = NULL;
+    if (solve_on == KR_DEVICE_CPU)
+        ctx = kt_cpu();
+    else
+        ck_assert_int_eq(kr_ctx_create(&ctx, solve_on), KR_OK);
+    if (prepare) prepare(ctx);
+    outcome o;
+    memset(&o, 0, sizeof o);
+    kr_solve_options so = *opt;
+    if (so.monitor) {
+        o.log = calloc(1, sizeof *o.log);
+        ck_assert_ptr_nonnull(o.log);
+        so.monitor = kt_monitor_record;
+        so.monitor_user = o.log;
+    }
+    int32_t n = A->nrows;
+    kr_matrix *M = NULL;
+    kr_precond *P = NULL;
+    kr_vec *vb = NULL, *vx = NULL;
+    o.x = calloc((size_t)n + 1, sizeof(double));
+    ck_assert_ptr_nonnull(o.x);
+    o.st = kr_matrix_create(ctx, A, "csr", &M);
+    if (o.st == KR_OK) o.st = kr_precond_create(ctx, A, pc, &P);
+    if (o.st == KR_OK) o.st = kr_vec_create(ctx, n, &vb);
+    if (o.st == KR_OK) o.st = kr_vec_create(ctx, n, &vx);
+    if (o.st == KR_OK) o.st = kr_vec_upload(vb, b);
+    if (o.st == KR_OK) o.st = kr_solve(ctx, M, P, vb, vx, &so, &o.res);
+    if (o.st == KR_OK) o.st = kr_vec_download(vx, o.x);
+    ck_assert_msg(o.st == KR_OK, "%s: %s", kr_status_name(o.st),
+                  kr_ctx_error(ctx));
+    kr_vec_destroy(vb);
+    kr_vec_destroy(vx);
+    kr_precond_destroy(P);
+    kr_matrix_destroy(M);
+    kr_ctx_destroy(ctx);
+    return o;
+}
+
+static void outcome_free(outcome *o)
+{
+    kr_result_free(&o->res);
+    free(o->x);
+    free(o->log);
+}
+
+/* Both paths from the same start: every recorded number and x equal. */
+static void assert_same(const kr_csr *A, const double *b, const char *pc,
+                        const kr_solve_options *opt, const char *what)
+{
+    outcome h = solve(A, b, pc, opt, use_host_path);
+    outcome d = solve(A, b, pc, opt, NULL);
+    int32_t n = A->nrows;
+    ck_assert_msg(h.res.reason == d.res.reason, "%s: reason %s vs %s", what,
+                  kr_reason_name(h.res.reason), kr_reason_name(d.res.reason));
+    ck_assert_msg(h.res.iterations == d.res.iterations,
+                  "%s: %d vs %d iterations", what, h.res.iterations,
+                  d.res.iterations);
+    ck_assert_int_eq(h.res.history_len, d.res.history_len);
+    ck_assert_msg(!memcmp(h.res.history, d.res.history,
+                          (size_t)h.res.history_len * sizeof(double)),
+                  "%s: histories differ", what);
+    ck_assert_msg(!memcmp(h.x, d.x, (size_t)n * sizeof(double)),
+                  "%s: x differs", what);
+    ck_assert(h.res.rnorm == d.res.rnorm);
+    ck_assert(h.res.true_rnorm == d.res.true_rnorm);
+    ck_assert_int_eq(h.res.true_residual_restarts,
+                     d.res.true_residual_restarts);
+    ck_assert_int_eq(h.res.breakdown_restarts, d.res.breakdown_restarts);
+    ck_assert(!h.log == !d.log);
+    if (h.log) {
+        ck_assert_int_eq(h.log->count, d.log->count);
+        int c = h.log->count;
+        ck_assert(!memcmp(h.log->it, d.log->it, (size_t)c * sizeof(int)));
+        ck_assert(
+            !memcmp(h.log->rnorm, d.log->rnorm, (size_t)c * sizeof(double)));
+    }
+    outcome_free(&h);
+    outcome_free(&d);
+}
+
+static kr_solve_options idr_options(int s, double rtol, int maxit)
+{
+    kr_solve_options o;
+    kr_solve_options_default(&o);
+    o.method = "idr";
+    o.s = s;
+    o.rtol = rtol;
+    o.maxit = maxit;
+    o.keep_history = 1;
+    return o;
+}
+
+/* b = A * (1 + uniform) */
+static double *rhs(const kr_csr *A, uint64_t seed)
+{
+    int32_t n = A->nrows;
+    double *xt = malloc(sizeof(double) * (size_t)n);
+    double *b = malloc(sizeof(double) * (size_t)n);
+    ck_assert(xt && b);
+    for (int32_t i = 0; i < n; i++)
+        xt[i] = 1.0 + kt_rand_uniform(&seed);
+    kr_csr_matvec(A, xt, b);
+    free(xt);
+    return b;
+}
+
+/* A generated system: kind 0 a nonsymmetric convection-diffusion
+ * stencil, 1 a random diagonally dominant matrix; b from rhs(). */
+typedef struct gen_system {
+    kr_ctx *ctx;
+    kr_csr A;
+    double *b;
+} gen_system;
+
+static gen_system generated(int kind, uint64_t seed)
+{
+    gen_system g;
+    g.ctx = kt_cpu();
+    if (kind == 0)
+        ck_assert_int_eq(kr_generate(g.ctx, "convdiff2d:30", &g.A), KR_OK);
+    else
+        kt_random_csr(g.ctx, 600, 600, 7, 1, 42, &g.A);
+    g.b = rhs(&g.A, seed);
+    return g;
+}
+
+static void generated_free(gen_system *g)
+{
+    free(g->b);
+    kr_csr_free(&g->A);
+    kr_ctx_destroy(g->ctx);
+}
+
+static const int s_values[] = {1, 2, 4, 8};
+static const char *const pcs[] = {"none", "jacobi", "bjacobi"};
+
+/* Case i: problem i / 12, preconditioner (i / 4) % 3, s = s_values[i % 4] */
+START_TEST(paths_equal_generated)
+{
+    gen_system g = generated(_i / 12, 5 + (uint64_t)_i);
+    const char *pc = pcs[_i / 4 % 3];
+    int s = s_values[_i % 4];
+    char what[96];
+    snprintf(what, sizeof what, "problem %d, %s, idr(%d)", _i / 12, pc, s);
+    kr_solve_options o = idr_options(s, 1e-10, 2000);
+    assert_same(&g.A, g.b, pc, &o, what);
+    generated_free(&g);
+}
+END_TEST
+
+/* With a monitor every batch is one iteration; the monitor sees the
+ * same calls (solve() logs them when a monitor is set). */
+START_TEST(paths_equal_with_monitor)
+{
+    gen_system g = generated(0, 3);
+    kr_solve_options o = idr_options(s_values[_i], 1e-10, 2000);
+    o.monitor = kt_monitor_record;
+    assert_same(&g.A, g.b, "jacobi", &o, "monitor");
+    generated_free(&g);
+}
+END_TEST
+
+/* maxit inside a cycle and inside a batch: x is the iterate there. */
+START_TEST(paths_equal_at_maxit)
+{
+    gen_system g = generated(1, 11);
+    static const int limits[] = {1, 2, 3, 7, 13, 22, 37};
+    for (size_t i = 0; i < sizeof limits / sizeof limits[0]; i++) {
+        char what[64];
+        kr_solve_options o = idr_options(s_values[_i], 1e-14, limits[i]);
+        snprintf(what, sizeof what, "idr(%d), maxit %d", o.s, limits[i]);
+        assert_same(&g.A, g.b, "jacobi", &o, what);
+        assert_same(&g.A, g.b, "bjacobi", &o, what);
+    }
+    generated_free(&g);
+}
+END_TEST
+
+/* rtol 1e-16 on poisson2d:20 ends in true-residual restarts (and
+ * DIVERGED_RESIDUAL_GAP or DIVERGED_ITS); each run starts a new device
+ * loop from x. */
+START_TEST(paths_equal_through_restarts)
+{
+    kr_ctx *ctx = kt_cpu();
+    kr_csr A;
+    ck_assert_int_eq(kr_generate(ctx, "poisson2d:20", &A), KR_OK);
+    double *b = rhs(&A, 2);
+    kr_solve_options o = idr_options(s_values[_i], 1e-16, 3000);
+    assert_same(&A, b, "jacobi", &o, "rtol 1e-16");
+    outcome d = solve(&A, b, "jacobi", &o, NULL);
+    ck_assert_int_gt(d.res.true_residual_restarts, 0);
+    outcome_free(&d);
+    free(b);
+    kr_csr_free(&A);
+    kr_ctx_destroy(ctx);
+}
+END_TEST
+
+/* Breakdowns: the skew K (IDR(1): omega = 0 after one step) and A with
+ * A e1 = 0 (M_kk = 0 at the first step); the same reasons at the same
+ * iterations, with s = 1 and 2. */
+START_TEST(paths_equal_at_breakdowns)
+{
+    static const double K[4] = {0, 1, -1, 0}, N[4] = {0, 1, 0, 0};
+    static const double b12[2] = {1, 2}, e1[2] = {1, 0};
+    const double *mats[2] = {K, N}, *rhss[2] = {b12, e1};
+    kr_ctx *ctx = kt_cpu();
+    for (int c = 0; c < 2; c++) {
+        kr_csr A;
+        kt_dense_csr(ctx, 2, mats[c], &A);
+        for (int s = 1; s <= 2; s++) {
+            kr_solve_options o = idr_options(s, 1e-10, 100);
+            assert_same(&A, rhss[c], "none", &o, "breakdown");
+            outcome d = solve(&A, rhss[c], "none", &o, NULL);
+            /* IDR(2) on the 2 x 2 K: a full shadow space, converged */
+            ck_assert_msg(d.res.reason == KR_DIVERGED_BREAKDOWN ||
+                              (c == 0 && s == 2 && d.res.reason > 0),
+                          "case %d, s %d: %s", c, s,
+                          kr_reason_name(d.res.reason));
+            outcome_free(&d);
+        }
+        kr_csr_free(&A);
+    }
+    kr_ctx_destroy(ctx);
+}
+END_TEST
+
+/* nasa4704 with Jacobi: IDR's residual oscillates there (see
+ * test_solvers' real_spd); both paths go the same way for 600
+ * iterations. */
+START_TEST(paths_equal_nasa4704)
+{
+    const char *dir = kt_matrices_dir();
+    if (!dir) {
+        kt_skip("paths_equal_nasa4704", "no matrices folder");
+        return;
+    }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/nasa4704.mtx", dir);
+    kr_ctx *ctx = kt_cpu();
+    kr_csr A;
+    ck_assert_msg(kr_read_mtx(ctx, path, &A) == KR_OK, "%s", path);
+    double *b = rhs(&A, 1234);
+    char what[64];
+    kr_solve_options o = idr_options(s_values[_i], 1e-8, 600);
+    snprintf(what, sizeof what, "nasa4704, idr(%d)", o.s);
+    assert_same(&A, b, "jacobi", &o, what);
+    free(b);
+    kr_csr_free(&A);
+    kr_ctx_destroy(ctx);
+}
+END_TEST
+
+/* The device path runs for s <= KR_IDR_DEV_MAX_S, the host path above;
+ * both converge. */
+START_TEST(device_path_taken_up_to_max_s)
+{
+    gen_system g = generated(0, 8);
+    const int s_try[] = {1, KR_IDR_DEV_MAX_S, KR_IDR_DEV_MAX_S + 1, 16};
+    for (int i = 0; i < 4; i++) {
+        kr_solve_options o = idr_options(s_try[i], 1e-8, 2000);
+        outcome d = solve(&g.A, g.b, "jacobi", &o, count_device_path);
+        ck_assert_msg(d.res.reason > 0, "idr(%d): %s", o.s,
+                      kr_reason_name(d.res.reason));
+        if (o.s <= KR_IDR_DEV_MAX_S) /* no-op calls after the stop too */
+            ck_assert_int_ge(update_calls, d.res.iterations);
+        else
+            ck_assert_int_eq(update_calls, 0);
+        outcome_free(&d);
+    }
+    generated_free(&g);
+}
+END_TEST
+
+/* The idr_* ops against host loops on the CPU backend, one and two
+ * threads. */
+START_TEST(ops_cpu)
+{
+    const int32_t sizes[] = {0, 1, 31, 1000, 70001};
+    const int s_ops[] = {1, 2, 3, 4, 8};
+    kr_ctx *ctx = kt_cpu();
+    for (int t = 1; t <= 2; t++) {
+        kr_ctx_set_threads(ctx, t);
+        for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
+            for (size_t j = 0; j < sizeof s_ops / sizeof *s_ops; j++)
+                kt_check_idr_ops(ctx, sizes[i], s_ops[j], 77 + i + 10 * j,
+                                 1e-13);
+    }
+    kr_ctx_destroy(ctx);
+}
+END_TEST
+
+/* The same on the GPU, on fresh random data (the seed is printed). */
+START_TEST(ops_gpu)
+{
+    kr_ctx *ctx = kt_gpu_or_skip("ops_gpu");
+    if (!ctx) return;
+    const int32_t sizes[] = {0, 1, 31, 1000, 100003, (1 << 20) + 7};
+    const int s_ops[] = {1, 2, 3, 4, 8};
+    uint64_t seed = (uint64_t)(kr_wtime() * 1e6);
+    printf("ops_gpu: seed %llu\n", (unsigned long long)seed);
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++)
+        for (size_t j = 0; j < sizeof s_ops / sizeof *s_ops; j++)
+            kt_check_idr_ops(ctx, sizes[i], s_ops[j], seed + i + 10 * j, 1e-13);
+    kr_ctx_destroy(ctx);
+}
+END_TEST
+
+/* On the GPU: the device path against the GPU's host path (the same
+ * reductions in the same order, so the counts should match; whether the
+ * histories are equal bit for bit is printed), and two device-path solves
+ * (graphs replayed) bit for bit alike. */
+START_TEST(gpu_paths_agree)
+{
+    kr_ctx *probe = kt_gpu_or_skip("gpu_paths_agree");
+    if (!probe) return;
+    kr_ctx_destroy(probe);
+    solve_on = KR_DEVICE_CUDA;
+    const char *specs[] = {"convdiff2d:60,20", "poisson2d:40"};
+    for (int p = 0; p < 2; p++) {
+        kr_ctx *c = kt_cpu();
+        kr_csr A;
+        ck_assert_int_eq(kr_generate(c, specs[p], &A), KR_OK);
+        double *b = rhs(&A, 21 + (uint64_t)p);
+        for (int q = 0; q < 2; q++)
+            for (int i = 0; i < 4; i++) {
+                const char *pc = q ? "bjacobi" : "jacobi";
+                kr_solve_options o = idr_options(s_values[i], 1e-8, 5000);
+                outcome h = solve(&A, b, pc, &o, use_host_path);
+                outcome d = solve(&A, b, pc, &o, NULL);
+                outcome d2 = solve(&A, b, pc, &o, NULL);
+                int its = h.res.iterations,
+                    same = its == d.res.iterations &&
+                           !memcmp(h.res.history, d.res.history,
+                                   (size_t)(its + 1) * sizeof(double));
+                printf("gpu idr(%d) + %s on %s: host path %d, device path %d "
+                       "iterations, histories %s\n",
+                       o.s, pc, specs[p], its, d.res.iterations,
+                       same ? "equal" : "differ");
+                ck_assert_int_gt(d.res.reason, 0);
+                ck_assert(d.res.true_rnorm <= 1.05e-8 * d.res.bnorm);
+                ck_assert_msg(abs(its - d.res.iterations) <= 3 + its / 8,
+                              "idr(%d) + %s on %s: %d vs %d iterations", o.s,
+                              pc, specs[p], its, d.res.iterations);
+                ck_assert(kt_rel_diff(A.nrows, d.x, h.x) < 1e-5);
+                ck_assert_int_eq(d.res.iterations, d2.res.iterations);
+                ck_assert(!memcmp(d.x, d2.x, (size_t)A.nrows * sizeof(double)));
+                outcome_free(&h);
+                outcome_free(&d);
+                outcome_free(&d2);
+            }
+        free(b);
+        kr_csr_free(&A);
+        kr_ctx_destroy(c);
+    }
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("idr_device");
+    TCase *tc = tcase_create("paths");
+    tcase_set_timeout(tc, KT_HANG_GUARD_S);
+    tcase_add_loop_test(tc, paths_equal_generated, 0, 24);
+    tcase_add_loop_test(tc, paths_equal_with_monitor, 0, 4);
+    tcase_add_loop_test(tc, paths_equal_at_maxit, 0, 4);
+    tcase_add_loop_test(tc, paths_equal_through_restarts, 0, 4);
+    tcase_add_test(tc, paths_equal_at_breakdowns);
+    tcase_add_loop_test(tc, paths_equal_nasa4704, 0, 4);
+    tcase_add_test(tc, device_path_taken_up_to_max_s);
+    suite_add_tcase(s, tc);
+    TCase *to = tcase_create("ops");
+    tcase_set_timeout(to, KT_HANG_GUARD_S);
+    tcase_add_test(to, ops_cpu);
+    tcase_add_test(to, ops_gpu);
+    tcase_add_test(to, gpu_paths_agree);
+    suite_add_tcase(s, to);
+    return kt_run(s);
+}
