@@ -68,6 +68,18 @@ const char *kr_ctx_device_name(const kr_ctx *ctx);
  * kr_ctx_note() says so. */
 kr_status kr_ctx_set_threads(kr_ctx *ctx, int threads);
 int kr_ctx_threads(const kr_ctx *ctx);
+/* Where kr_matrix_create builds a format's layout on a GPU context.
+ * KR_BUILD_HOST (the default): on the host from the CSR, then the layout
+ * is uploaded. KR_BUILD_DEVICE: the CSR is uploaded once (pinned, chunked
+ * staging) and the layout is built from it by kernels, entry for entry the
+ * host's; the matrix then keeps that device CSR, so kr_matrix_csr_view
+ * works for every format (A is held twice for ellr, pellr, vsr and hyb;
+ * kr_matrix_bytes counts it) and the preconditioners set up from it.
+ * "auto-probe" and the CPU backend build on the host either way. A new
+ * context starts from $KRYLOV_BUILD ("host" or "device"; unset = host). */
+typedef enum kr_build { KR_BUILD_HOST = 0, KR_BUILD_DEVICE = 1 } kr_build;
+kr_status kr_ctx_set_build(kr_ctx *ctx, kr_build where);
+kr_build kr_ctx_build(const kr_ctx *ctx);
 /* GPU memory the context holds now, and (in *peak, if not NULL) the most
  * it held at once; 0 on the CPU. */
 size_t kr_ctx_device_bytes(const kr_ctx *ctx, size_t *peak);
@@ -263,6 +275,12 @@ int32_t kr_matrix_cols(const kr_matrix *M);
 size_t kr_matrix_bytes(const kr_matrix *M);
 /* Seconds spent converting from CSR in kr_matrix_create. */
 double kr_matrix_build_seconds(const kr_matrix *M);
+/* kr_matrix_create's stages, in seconds, adding up to
+ * kr_matrix_build_seconds: the upload of A's CSR (a device build,
+ * KR_BUILD_DEVICE; else 0) and the format's build (on the host, the upload
+ * of its layout included, or on the device from the CSR). */
+void kr_matrix_build_stages(const kr_matrix *M, double *upload_s,
+                            double *format_s);
 /* Entries the format stores (padding included) over nnz; 1 for CSR. */
 double kr_matrix_padding_ratio(const kr_matrix *M);
 
@@ -281,10 +299,11 @@ typedef struct kr_csr_view {
     const double *val;     /* nnz       */
 } kr_csr_view;
 /* The CSR arrays M holds, if its format keeps them in that form: csr on
- * the GPU (and "auto" when it picked csr there). Valid until M is
- * destroyed or its values updated. KR_ERR_UNSUPPORTED for the formats that
- * store another layout (ellr, pellr, vsr, hyb, the CPU csr, whose values
- * are regrouped for its kernel) and for user operators. */
+ * the GPU (and "auto" when it picked csr there), and every format built on
+ * the GPU with KR_BUILD_DEVICE (the uploaded CSR it was built from). Valid
+ * until M is destroyed; its values follow kr_matrix_update_values.
+ * KR_ERR_UNSUPPORTED otherwise (ellr, pellr, vsr, hyb built on the host,
+ * the CPU csr, whose values are regrouped for its kernel, user operators). */
 kr_status kr_matrix_csr_view(const kr_matrix *M, kr_csr_view *v);
 
 /* A user's operator (matrix-free): y = A x, where x (ncols entries) and y
