@@ -271,7 +271,8 @@ const char *kr_matrix_format_requested(const kr_matrix *M);
 const char *kr_matrix_format_reason(const kr_matrix *M);
 int32_t kr_matrix_rows(const kr_matrix *M);
 int32_t kr_matrix_cols(const kr_matrix *M);
-/* Bytes the format holds on its device. */
+/* Bytes the format holds on its device, plus the CSR a device build keeps
+ * (KR_BUILD_DEVICE, formats other than csr). */
 size_t kr_matrix_bytes(const kr_matrix *M);
 /* Seconds spent converting from CSR in kr_matrix_create. */
 double kr_matrix_build_seconds(const kr_matrix *M);
