@@ -83,7 +83,10 @@ kr_status kr_matrix_create(kr_ctx *ctx, const kr_csr *A, const char *format,
     M->nrows = A->nrows;
     M->ncols = A->ncols;
     M->nnz = A->nnz;
-    M->pattern = kr_csr_pattern_hash(A);
+    /* a host pass over the pattern costs a device build more than its
+     * kernels: its fingerprint waits for kr_matrix_update_values */
+    M->pattern_later = M->dev.rowptr != NULL;
+    if (!M->pattern_later) M->pattern = kr_csr_pattern_hash(A);
     *out = M;
     return KR_OK;
 }
@@ -150,6 +153,28 @@ static kr_status update_on_device(kr_matrix *M, const kr_csr *A)
     return kr_dev_sync(ctx);
 }
 
+/* M's pattern fingerprint; a device build's is taken from the CSR it
+ * kept (its pattern never changes) the first time it is needed. */
+static kr_status matrix_pattern(kr_matrix *M, uint64_t *h)
+{
+    kr_ctx *ctx = M->ctx;
+    if (M->pattern_later) {
+        kr_csr P;
+        KR_TRY(kr_csr_alloc(ctx, M->nrows, M->ncols, M->nnz, &P));
+        kr_status st = ctx->ops->download(ctx, P.rowptr, M->dev.rowptr,
+                                          ((size_t)M->nrows + 1) * 4);
+        if (st == KR_OK && M->nnz > 0)
+            st = ctx->ops->download(ctx, P.colind, M->dev.colind,
+                                    (size_t)M->nnz * 4);
+        if (st == KR_OK) M->pattern = kr_csr_pattern_hash(&P);
+        kr_csr_free(&P);
+        KR_TRY(st);
+        M->pattern_later = 0;
+    }
+    *h = M->pattern;
+    return KR_OK;
+}
+
 kr_status kr_matrix_update_values(kr_matrix *M, const kr_csr *A)
 {
     if (!M || !A)
@@ -161,8 +186,11 @@ kr_status kr_matrix_update_values(kr_matrix *M, const kr_csr *A)
                        "kr_matrix_update_values: a user operator has no "
                        "values to update");
     KR_TRY(kr_csr_check(ctx, A));
+    uint64_t pattern = 0;
+    if (A->nrows == M->nrows && A->ncols == M->ncols && A->nnz == M->nnz)
+        KR_TRY(matrix_pattern(M, &pattern));
     if (A->nrows != M->nrows || A->ncols != M->ncols || A->nnz != M->nnz ||
-        kr_csr_pattern_hash(A) != M->pattern)
+        kr_csr_pattern_hash(A) != pattern)
         return kr_fail(ctx, KR_ERR_ARG,
                        "kr_matrix_update_values: the pattern (%d x %d, %d "
                        "nonzeros) differs from the matrix's (%d x %d, %d "

@@ -14,6 +14,7 @@
 #include "spmv/pellr.h"
 #include "testutil.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -312,6 +313,17 @@ START_TEST(devbuild_jacobi_zero_diagonal)
 }
 END_TEST
 
+/* A row's last entry whose column can move one to the right. */
+static int32_t last_movable(const kr_csr *A)
+{
+    for (int32_t i = 0; i < A->nrows; i++) {
+        int32_t k = A->rowptr[i + 1] - 1;
+        if (k >= A->rowptr[i] && A->colind[k] + 1 < A->ncols) return k;
+    }
+    ck_abort_msg("no movable entry");
+    return 0;
+}
+
 /* New values through a device build: the kept CSR follows, and the
  * rebuilt layout equals a host build of the new values. */
 START_TEST(devbuild_update_values)
@@ -331,6 +343,11 @@ START_TEST(devbuild_update_values)
         kr_matrix *H;
         ck_assert_int_eq(kr_matrix_create(g, &A, formats[f], &H), KR_OK);
         same_arrays(g, H, D, formats[f]);
+        /* the pattern a device build fingerprints late is still checked */
+        int32_t last = last_movable(&A), keep = A.colind[last];
+        A.colind[last]++; /* still sorted, another pattern */
+        ck_assert_int_eq(kr_matrix_update_values(D, &A), KR_ERR_ARG);
+        A.colind[last] = keep;
         kr_matrix_destroy(H);
         kr_matrix_destroy(D);
     }
@@ -455,6 +472,32 @@ START_TEST(devbuild_order_rules)
 }
 END_TEST
 
+/* kr_csr_check runs over the rows in parallel on large matrices: it still
+ * names the first bad row, whichever thread found which. */
+START_TEST(devbuild_csr_check_first_row)
+{
+    kr_ctx *c = kt_cpu();
+    ck_assert_int_eq(kr_ctx_set_threads(c, 4), KR_OK);
+    kr_csr A;
+    ck_assert_int_eq(kr_generate(c, "poisson3d:70", &A), KR_OK);
+    ck_assert_int_ge(A.nnz, 1000000); /* the parallel check */
+    ck_assert_int_eq(kr_csr_check(c, &A), KR_OK);
+    const int32_t rows[] = {250000, 4000, 180000};
+    for (int t = 0; t < 3; t++) { /* late, then earlier defects added */
+        int32_t k = A.rowptr[rows[t]];
+        if (t == 1) A.val[k] = NAN;
+        if (t == 2) A.colind[k] = A.ncols;
+        if (t == 0) A.colind[k + 1] = A.colind[k];
+        const char *want[] = {"CSR row 250000: columns not strictly",
+                              "CSR row 4000, column", "CSR row 4000, column"};
+        ck_assert_int_eq(kr_csr_check(c, &A), KR_ERR_FORMAT);
+        ck_assert_msg(strstr(kr_ctx_error(c), want[t]), "%s", kr_ctx_error(c));
+    }
+    kr_csr_free(&A);
+    kr_ctx_destroy(c);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("devbuild");
@@ -463,6 +506,7 @@ static Suite *suite(void)
     tcase_add_test(t, devbuild_switch);
     tcase_add_test(t, devbuild_cpu_ignores_switch);
     tcase_add_test(t, devbuild_order_rules);
+    tcase_add_test(t, devbuild_csr_check_first_row);
     tcase_add_test(t, devbuild_layouts_equal_host);
     tcase_add_test(t, devbuild_auto_statistics);
     tcase_add_test(t, devbuild_precond_from_view);
