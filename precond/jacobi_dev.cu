@@ -11,10 +11,11 @@
 
 #define BLOCK 256
 
-__global__ void k_jacobi_inverse(int32_t n, const int32_t *__restrict__ rowptr,
-                                 const int32_t *__restrict__ colind,
-                                 const double *__restrict__ val,
-                                 double *__restrict__ d, int *bad_row)
+static __global__ void k_jacobi_inverse(int32_t n,
+                                        const int32_t *__restrict__ rowptr,
+                                        const int32_t *__restrict__ colind,
+                                        const double *__restrict__ val,
+                                        double *__restrict__ d, int *bad_row)
 {
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
          i += (int64_t)gridDim.x * blockDim.x) {
@@ -28,7 +29,7 @@ __global__ void k_jacobi_inverse(int32_t n, const int32_t *__restrict__ rowptr,
     }
 }
 
-__global__ void k_set_int(int *p, int v) { *p = v; }
+static __global__ void k_set_int(int *p, int v) { *p = v; }
 
 extern "C" kr_status kr_jacobi_dev_inverse(kr_ctx *ctx, const kr_csr_view *A,
                                            double *d, int32_t *bad_row)

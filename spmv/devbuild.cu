@@ -162,8 +162,9 @@ extern "C" kr_status kr_dev_read_i32(kr_ctx *ctx, const int32_t *src,
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < (n);  \
          i += (int64_t)gridDim.x * blockDim.x)
 
-__global__ void k_row_lengths(int32_t n, const int32_t *__restrict__ rowptr,
-                              int32_t *__restrict__ len)
+static __global__ void k_row_lengths(int32_t n,
+                                     const int32_t *__restrict__ rowptr,
+                                     int32_t *__restrict__ len)
 {
     GRID_STRIDE(i, n) len[i] = rowptr[i + 1] - rowptr[i];
 }
@@ -185,7 +186,7 @@ typedef struct row_sums {
     int min, max, empty;
 } row_sums;
 
-__global__ void k_row_sums_init(row_sums *s)
+static __global__ void k_row_sums_init(row_sums *s)
 {
     s->sum = 0;
     s->sum2 = 0;
@@ -195,7 +196,7 @@ __global__ void k_row_sums_init(row_sums *s)
 }
 
 /* Integer sums: exact, so the order of the atomics does not matter. */
-__global__ void __launch_bounds__(BLOCK)
+static __global__ void __launch_bounds__(BLOCK)
     k_row_sums(int32_t n, const int32_t *__restrict__ rowptr, row_sums *s)
 {
     unsigned long long sum = 0, sum2 = 0;
@@ -295,10 +296,10 @@ extern "C" kr_status kr_dev_exclusive_sum_i64(kr_ctx *ctx, const int64_t *in,
 
 /* key = maxlen - len: an ascending, stable radix sort then puts long rows
  * first and keeps equal lengths in row order (the host's counting sort). */
-__global__ void k_sort_keys(int32_t n, int32_t maxlen,
-                            const int32_t *__restrict__ len,
-                            int32_t *__restrict__ key,
-                            int32_t *__restrict__ row)
+static __global__ void k_sort_keys(int32_t n, int32_t maxlen,
+                                   const int32_t *__restrict__ len,
+                                   int32_t *__restrict__ key,
+                                   int32_t *__restrict__ row)
 {
     GRID_STRIDE(i, n)
     {
@@ -307,7 +308,8 @@ __global__ void k_sort_keys(int32_t n, int32_t maxlen,
     }
 }
 
-__global__ void k_unkey(int32_t n, int32_t maxlen, int32_t *__restrict__ key)
+static __global__ void k_unkey(int32_t n, int32_t maxlen,
+                               int32_t *__restrict__ key)
 {
     GRID_STRIDE(i, n) key[i] = maxlen - key[i];
 }

@@ -11,7 +11,7 @@
 
 #define BLOCK 256
 
-__global__ void __launch_bounds__(BLOCK)
+static __global__ void __launch_bounds__(BLOCK)
     k_ellr_fill(int32_t n, int32_t K, const int32_t *__restrict__ rowptr,
                 const int32_t *__restrict__ colind,
                 const double *__restrict__ aval, double *__restrict__ val,

@@ -18,12 +18,12 @@
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < (n);  \
          i += (int64_t)gridDim.x * blockDim.x)
 
-__global__ void k_hyb_ell_fill(int32_t n, int32_t K,
-                               const int32_t *__restrict__ rowptr,
-                               const int32_t *__restrict__ colind,
-                               const double *__restrict__ aval,
-                               double *__restrict__ val,
-                               int32_t *__restrict__ col)
+static __global__ void k_hyb_ell_fill(int32_t n, int32_t K,
+                                      const int32_t *__restrict__ rowptr,
+                                      const int32_t *__restrict__ colind,
+                                      const double *__restrict__ aval,
+                                      double *__restrict__ val,
+                                      int32_t *__restrict__ col)
 {
     GRID_STRIDE(i, n)
     {
@@ -38,9 +38,9 @@ __global__ void k_hyb_ell_fill(int32_t n, int32_t K,
 }
 
 /* cnt[i] = entries of row i beyond K; cnt[n] = 0 for the prefix sum. */
-__global__ void k_hyb_rest_count(int32_t n, int32_t K,
-                                 const int32_t *__restrict__ rowptr,
-                                 int32_t *__restrict__ cnt)
+static __global__ void k_hyb_rest_count(int32_t n, int32_t K,
+                                        const int32_t *__restrict__ rowptr,
+                                        int32_t *__restrict__ cnt)
 {
     GRID_STRIDE(i, (int64_t)n + 1)
     {
@@ -49,7 +49,7 @@ __global__ void k_hyb_rest_count(int32_t n, int32_t K,
     }
 }
 
-__global__ void
+static __global__ void
 k_hyb_rest_copy(int32_t n, int32_t K, const int32_t *__restrict__ rowptr,
                 const int32_t *__restrict__ colind,
                 const double *__restrict__ aval, const int32_t *__restrict__ rp,

@@ -21,11 +21,11 @@
 
 /* rl[k] for the padded sorted rows; each slice's width and its size in
  * size[s] (size[nslices] = 0, so that an exclusive sum gives off). */
-__global__ void k_pellr_shape(int32_t n, int32_t nslices,
-                              const int32_t *__restrict__ sorted_len,
-                              int32_t *__restrict__ rl,
-                              int32_t *__restrict__ width,
-                              int64_t *__restrict__ size)
+static __global__ void k_pellr_shape(int32_t n, int32_t nslices,
+                                     const int32_t *__restrict__ sorted_len,
+                                     int32_t *__restrict__ rl,
+                                     int32_t *__restrict__ width,
+                                     int64_t *__restrict__ size)
 {
     GRID_STRIDE(k, (int64_t)nslices * S)
     {
@@ -39,7 +39,7 @@ __global__ void k_pellr_shape(int32_t n, int32_t nslices,
     if (blockIdx.x == 0 && threadIdx.x == 0) size[nslices] = 0;
 }
 
-__global__ void
+static __global__ void
 k_pellr_fill(int32_t n, int32_t nslices, const int32_t *__restrict__ rowptr,
              const int32_t *__restrict__ colind,
              const double *__restrict__ aval, const int32_t *__restrict__ perm,
@@ -61,8 +61,10 @@ k_pellr_fill(int32_t n, int32_t nslices, const int32_t *__restrict__ rowptr,
     }
 }
 
-__global__ void k_count_wide(int32_t nslices, const int32_t *__restrict__ width,
-                             int32_t min_width, double min_wide, int *count)
+static __global__ void k_count_wide(int32_t nslices,
+                                    const int32_t *__restrict__ width,
+                                    int32_t min_width, double min_wide,
+                                    int *count)
 {
     GRID_STRIDE(s, nslices)
     {

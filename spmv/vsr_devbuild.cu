@@ -30,8 +30,8 @@ typedef struct row_flags {
     int32_t *full, *lng, *shrt;
 } row_flags;
 
-__global__ void k_vsr_flags(int32_t n, const int32_t *__restrict__ rowptr,
-                            row_flags f)
+static __global__ void
+k_vsr_flags(int32_t n, const int32_t *__restrict__ rowptr, row_flags f)
 {
     GRID_STRIDE(r, n)
     {
@@ -48,16 +48,16 @@ __global__ void k_vsr_flags(int32_t n, const int32_t *__restrict__ rowptr,
 
 /* counts = (nonempty rows, long spans, short spans): each flag's last
  * prefix sum plus its last flag. */
-__global__ void k_vsr_counts(int32_t n, row_flags f, row_flags pos,
-                             int32_t *counts)
+static __global__ void k_vsr_counts(int32_t n, row_flags f, row_flags pos,
+                                    int32_t *counts)
 {
     counts[0] = pos.full[n - 1] + f.full[n - 1];
     counts[1] = pos.lng[n - 1] + f.lng[n - 1];
     counts[2] = pos.shrt[n - 1] + f.shrt[n - 1];
 }
 
-__global__ void k_vsr_rows(int32_t n, const int32_t *__restrict__ rowptr,
-                           row_flags f, row_flags pos, kr_vsr_dev d)
+static __global__ void k_vsr_rows(int32_t n, const int32_t *__restrict__ rowptr,
+                                  row_flags f, row_flags pos, kr_vsr_dev d)
 {
     GRID_STRIDE(r, n)
     {
@@ -79,10 +79,10 @@ __global__ void k_vsr_rows(int32_t n, const int32_t *__restrict__ rowptr,
 
 /* chunk_ord[c] = ordinal of the row holding nonzero c*CHUNK, less one when
  * the row starts there: the last row r with rowptr[r] <= c*CHUNK. */
-__global__ void k_vsr_chunk_ord(int32_t n, int32_t nchunks,
-                                const int32_t *__restrict__ rowptr,
-                                const int32_t *__restrict__ ord,
-                                int32_t *__restrict__ chunk_ord)
+static __global__ void k_vsr_chunk_ord(int32_t n, int32_t nchunks,
+                                       const int32_t *__restrict__ rowptr,
+                                       const int32_t *__restrict__ ord,
+                                       int32_t *__restrict__ chunk_ord)
 {
     GRID_STRIDE(c, nchunks)
     {
