@@ -469,10 +469,10 @@ kr_status kr_block_cond_summarize(kr_ctx *ctx, const kr_block_cond *c,
 /* kr_precond_create_opts for the matrix M made from A: where M holds its
  * CSR in backend memory (kr_matrix_csr_view), the preconditioner reads it
  * there instead of uploading A again (block-Jacobi's pattern and blocks on
- * the GPU). A must be the host CSR M was made from, same values: it is
- * still read for what runs on the host (Jacobi's diagonal, a singular
- * block's stand-in). kr_precond_update_values then uses M again, so update
- * M's values first. */
+ * the GPU; with KR_BUILD_DEVICE also Jacobi's diagonal). A must be the host
+ * CSR M was made from, same values: it is still read for what runs on the
+ * host (Jacobi's diagonal in a host build, a singular block's stand-in).
+ * kr_precond_update_values then uses M again, so update M's values first. */
 kr_status kr_precond_create_matrix(kr_ctx *ctx, kr_matrix *M, const kr_csr *A,
                                    const char *name,
                                    const kr_precond_options *o, kr_precond **P);
