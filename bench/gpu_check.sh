@@ -16,6 +16,12 @@
 #            counts in $OUT/sanitize-summary.md (for bench/results/), each
 #            tool's log in $OUT/sanitize-TOOL-PROGRAM.log. Not in the
 #            default list: ask for it (about 5-8 minutes).
+#   setup    host build against device build (--build host|device) of the
+#            setup (CSR upload, format build, Jacobi) on poisson3d:160, the
+#            large generated set and the shared matrices, CG + Jacobi, one
+#            iteration; FORMATS (default "auto csr hyb") picks the formats.
+#            The device build's "upload" is the pinned upload of the CSR
+#            arrays the target (setup <= 2x it) is measured against
 #   small    per-iteration times on the shared matrices with nnz >= 1e5,
 #            GPU against the CPU backend at 16 threads (Jacobi, 4 methods),
 #            and the setup of poisson3d:160 (jacobi; bjacobi, whose JSON
@@ -220,9 +226,30 @@ part_small() {
     done
 }
 
+part_setup() {
+    echo "== setup: host build against device build (cg, jacobi, 1 iteration)"
+    for b in host device; do
+        for f in ${FORMATS:-auto csr hyb}; do
+            # shellcheck disable=SC2086 # the matrix list is a list of paths
+            "$build/krylov" bench solve --gen poisson3d:160 \
+                --gen poisson3d27:110 --gen powerlaw:2000000 \
+                "$KRYLOV_MATRICES"/*.mtx --device cuda --build $b --format $f \
+                --method cg --precond jacobi --maxit 1 --reps 3 \
+                --json "$OUT/setup-$b-$f.json" >"$OUT/setup-$b-$f.md" 2>&1
+            echo "bench solve --build $b --format $f exit $?"
+            # matrix, setup ms, the note's stages
+            grep -E "^\| (poisson|powerlaw|/)" "$OUT/setup-$b-$f.md" |
+                awk -F'|' '{print $2 "|" $8 "|" $15}' |
+                sed "s|$KRYLOV_MATRICES/||"
+        done
+    done
+}
+
 for p in $parts; do
     case $p in
-    tests | spmv | gje | solve | bjacobi | profile | small | sanitize) "part_$p" ;;
-    *) echo "unknown part '$p' (tests spmv gje solve bjacobi profile small sanitize)" ;;
+    tests | spmv | gje | solve | bjacobi | profile | small | sanitize | setup)
+        "part_$p"
+        ;;
+    *) echo "unknown part '$p' (tests spmv gje solve bjacobi profile small sanitize setup)" ;;
     esac
 done

@@ -33,6 +33,21 @@ static void set_cpu(kr_ctx *ctx)
              t == 1 ? "" : "s");
 }
 
+/* $KRYLOV_BUILD picks the context's first kr_build; unset or empty is
+ * host, anything but "host" or "device" an error naming it. */
+static kr_status build_from_env(kr_ctx *ctx)
+{
+    const char *v = getenv("KRYLOV_BUILD");
+    ctx->build = KR_BUILD_HOST;
+    if (!v || !*v || !strcmp(v, "host")) return KR_OK;
+    if (!strcmp(v, "device")) {
+        ctx->build = KR_BUILD_DEVICE;
+        return KR_OK;
+    }
+    return kr_fail(ctx, KR_ERR_ARG,
+                   "KRYLOV_BUILD is '%s'; it must be 'host' or 'device'", v);
+}
+
 kr_status kr_ctx_create(kr_ctx **out, kr_device want)
 {
     if (!out) return KR_ERR_ARG;
@@ -46,6 +61,7 @@ kr_status kr_ctx_create(kr_ctx **out, kr_device want)
         return KR_ERR_NOMEM;
     }
     set_cpu(ctx);
+    KR_TRY(build_from_env(ctx));
     if (want == KR_DEVICE_CPU) return KR_OK;
     if (want != KR_DEVICE_AUTO && want != KR_DEVICE_CUDA)
         return kr_fail(ctx, KR_ERR_ARG, "unknown device %d", (int)want);
@@ -103,6 +119,23 @@ kr_status kr_ctx_set_threads(kr_ctx *ctx, int threads)
     ctx->threads = threads;
     if (ctx->device == KR_DEVICE_CPU) set_cpu(ctx);
     return KR_OK;
+}
+
+kr_status kr_ctx_set_build(kr_ctx *ctx, kr_build where)
+{
+    if (!ctx) return KR_ERR_ARG;
+    if (where != KR_BUILD_HOST && where != KR_BUILD_DEVICE)
+        return kr_fail(ctx, KR_ERR_ARG,
+                       "kr_ctx_set_build: %d is neither KR_BUILD_HOST nor "
+                       "KR_BUILD_DEVICE",
+                       (int)where);
+    ctx->build = where;
+    return KR_OK;
+}
+
+kr_build kr_ctx_build(const kr_ctx *ctx)
+{
+    return ctx ? ctx->build : KR_BUILD_HOST;
 }
 
 size_t kr_ctx_device_bytes(const kr_ctx *ctx, size_t *peak)

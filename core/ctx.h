@@ -20,6 +20,7 @@ struct kr_ctx {
     int threads;               /* CPU threads, 0 = OpenMP default           */
     size_t device_bytes;       /* GPU memory held now (CUDA backend)        */
     size_t device_bytes_peak;  /* the most it held at once                   */
+    kr_build build;            /* where kr_matrix_create builds (GPU)        */
     size_t alloc_count;        /* backend allocations made (ops->alloc)      */
     size_t free_count;         /* backend releases made (ops->release)       */
     double *scratch;           /* KR_SCRATCH doubles of host memory for the

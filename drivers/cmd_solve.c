@@ -109,6 +109,8 @@ static const cli_opt solve_table[] = {
      "residual_norm, relative_residual); checked before the work"},
     {"--device", NULL, CLI_CHOICE, OFF(device), 0, 0, device_names, "D",
      "auto = the GPU when usable, else the CPU (with a note)"},
+    {"--build", NULL, CLI_CHOICE, OFF(build), 0, 0, cli_build_names, "B",
+     CLI_BUILD_HELP},
     {"--json", NULL, CLI_FLAG, OFF(json), 0, 0, NULL, NULL,
      "print the report as one JSON object"},
     {"--threads", NULL, CLI_INT, OFF(threads), 0, 1024, NULL, "T",
@@ -160,6 +162,7 @@ static void solve_defaults(solve_opts *o)
     o->precond = "jacobi";
     o->format = KR_FORMAT_DEFAULT;
     o->device = "auto";
+    o->build = "env";
     o->block_size = 32;
     o->bjacobi_singular = "jacobi";
     o->blocking = "supervariable";
@@ -300,6 +303,7 @@ static int open_context(solve_run *r)
         return CLI_EXIT_DEVICE;
     }
     if (st == KR_OK) st = kr_ctx_set_threads(r->ctx, r->o->threads);
+    if (st == KR_OK) st = cli_set_build(r->ctx, r->o->build);
     if (st != KR_OK) return lib_error(r->ctx, st, NULL);
     if (*kr_ctx_note(r->ctx))
         fprintf(stderr, "note: %s\n", kr_ctx_note(r->ctx));
@@ -517,6 +521,8 @@ static void report(const solve_run *r)
     kr_csr_row_stats(&r->A, &rows);
     kr_precond_info info;
     kr_precond_get_info(r->P, &info);
+    double upload_s, format_s;
+    kr_matrix_build_stages(r->M, &upload_s, &format_s);
     cli_report rep = {.matrix = r->name,
                       .generated = r->o->gen != NULL,
                       .n = r->A.nrows,
@@ -537,6 +543,9 @@ static void report(const solve_run *r)
                       .have_forward = r->o->rhs == NULL,
                       .setup_seconds = r->setup_seconds,
                       .matrix_build_seconds = r->matrix_seconds,
+                      .upload_seconds = upload_s,
+                      .format_build_seconds = format_s,
+                      .build = upload_s > 0.0 ? "device" : "host",
                       .precond_build_seconds = r->precond_seconds,
                       .precond_blocks = kr_precond_block_count(r->P),
                       .precond_singular = kr_precond_singular_blocks(r->P),

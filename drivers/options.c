@@ -494,3 +494,16 @@ void cli_print_options(FILE *f, const cli_opt *opts, const void *defaults)
     cli_print_help_line(f, "-h, --help", "this text");
     print_petsc(f, opts);
 }
+
+const char *const *cli_build_names(void)
+{
+    static const char *const names[] = {"env", "host", "device", NULL};
+    return names;
+}
+
+kr_status cli_set_build(kr_ctx *ctx, const char *build)
+{
+    if (!build || !strcmp(build, "env")) return KR_OK;
+    return kr_ctx_set_build(ctx, strcmp(build, "device") ? KR_BUILD_HOST
+                                                         : KR_BUILD_DEVICE);
+}

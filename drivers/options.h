@@ -97,4 +97,14 @@ void cli_print_list(FILE *f, const char *const *names);
 /* The exit-code table, as printed in every --help. */
 void cli_print_exit_codes(FILE *f);
 
+/* --build: "env" ($KRYLOV_BUILD, else host), "host" or "device". */
+const char *const *cli_build_names(void);
+#define CLI_BUILD_HELP                                                         \
+    "where the matrix format is built on the GPU: host (built on the host "    \
+    "from CSR, then uploaded), device (the CSR uploaded once, pinned, and "    \
+    "the format built from it by kernels; the matrix keeps that CSR, for "     \
+    "the preconditioner), env = $KRYLOV_BUILD, else host"
+/* Applies a --build value to ctx ("env" leaves the context's own). */
+kr_status cli_set_build(kr_ctx *ctx, const char *build);
+
 #endif

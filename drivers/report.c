@@ -114,6 +114,9 @@ static void text_outcome(FILE *f, const cli_report *r)
     }
     line_num(f, "setup time:", "%.6f", r->setup_seconds, " s");
     line_num(f, "  matrix build:", "%.6f", r->matrix_build_seconds, " s");
+    line_num(f, "    CSR upload:", "%.6f", r->upload_seconds, " s");
+    key(f, "    format build:");
+    fprintf(f, "%.6f s (%s)\n", r->format_build_seconds, r->build);
     line_num(f, "  precond build:", "%.6f", r->precond_build_seconds, " s");
     text_stages(f, r->precond_info);
     line_num(f, "solve time:", "%.6f", res->solve_seconds, " s");
@@ -186,6 +189,9 @@ static void json_outcome(cli_json *j, const cli_report *r)
                  r->have_forward ? r->forward_rel2 : NAN);
     cli_json_num(j, "setup_seconds", r->setup_seconds);
     cli_json_num(j, "matrix_build_seconds", r->matrix_build_seconds);
+    cli_json_num(j, "matrix_upload_seconds", r->upload_seconds);
+    cli_json_num(j, "format_build_seconds", r->format_build_seconds);
+    cli_json_str(j, "build", r->build);
     cli_json_num(j, "precond_build_seconds", r->precond_build_seconds);
     for (int i = 0; r->precond_info && i < r->precond_info->stages; i++) {
         const kr_precond_stage *s = &r->precond_info->stage[i];

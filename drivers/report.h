@@ -28,6 +28,10 @@ typedef struct cli_report {
     double forward_rel2;         /* ||x - 1||_2 / ||1||_2                    */
     double setup_seconds;        /* matrix and preconditioner build          */
     double matrix_build_seconds; /* the two parts of setup_seconds   */
+    /* matrix_build_seconds' stages (kr_matrix_build_stages): the CSR's
+     * upload (a device build; else 0) and the format's build */
+    double upload_seconds, format_build_seconds;
+    const char *build; /* "device" or "host": where the format was built */
     double precond_build_seconds;
     int32_t precond_blocks;   /* diagonal blocks (0: not a block
                                  preconditioner; then not reported)  */

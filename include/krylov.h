@@ -74,6 +74,18 @@ double kr_ctx_warmup_seconds(const kr_ctx *ctx);
  * kr_ctx_note() says so. */
 kr_status kr_ctx_set_threads(kr_ctx *ctx, int threads);
 int kr_ctx_threads(const kr_ctx *ctx);
+/* Where kr_matrix_create builds a format's layout on a GPU context.
+ * KR_BUILD_HOST (the default): on the host from the CSR, then the layout
+ * is uploaded. KR_BUILD_DEVICE: the CSR is uploaded once (pinned, chunked
+ * staging) and the layout is built from it by kernels, entry for entry the
+ * host's; the matrix then keeps that device CSR, so kr_matrix_csr_view
+ * works for every format (A is held twice for ellr, pellr, vsr and hyb;
+ * kr_matrix_bytes counts it) and the preconditioners set up from it.
+ * "auto-probe" and the CPU backend build on the host either way. A new
+ * context starts from $KRYLOV_BUILD ("host" or "device"; unset = host). */
+typedef enum kr_build { KR_BUILD_HOST = 0, KR_BUILD_DEVICE = 1 } kr_build;
+kr_status kr_ctx_set_build(kr_ctx *ctx, kr_build where);
+kr_build kr_ctx_build(const kr_ctx *ctx);
 /* GPU memory the context holds now, and (in *peak, if not NULL) the most
  * it held at once; 0 on the CPU. */
 size_t kr_ctx_device_bytes(const kr_ctx *ctx, size_t *peak);
@@ -265,10 +277,17 @@ const char *kr_matrix_format_requested(const kr_matrix *M);
 const char *kr_matrix_format_reason(const kr_matrix *M);
 int32_t kr_matrix_rows(const kr_matrix *M);
 int32_t kr_matrix_cols(const kr_matrix *M);
-/* Bytes the format holds on its device. */
+/* Bytes the format holds on its device, plus the CSR a device build keeps
+ * (KR_BUILD_DEVICE, formats other than csr). */
 size_t kr_matrix_bytes(const kr_matrix *M);
 /* Seconds spent converting from CSR in kr_matrix_create. */
 double kr_matrix_build_seconds(const kr_matrix *M);
+/* kr_matrix_create's stages, in seconds, adding up to
+ * kr_matrix_build_seconds: the upload of A's CSR (a device build,
+ * KR_BUILD_DEVICE; else 0) and the format's build (on the host, the upload
+ * of its layout included, or on the device from the CSR). */
+void kr_matrix_build_stages(const kr_matrix *M, double *upload_s,
+                            double *format_s);
 /* Entries the format stores (padding included) over nnz; 1 for CSR. */
 double kr_matrix_padding_ratio(const kr_matrix *M);
 
@@ -287,10 +306,11 @@ typedef struct kr_csr_view {
     const double *val;     /* nnz       */
 } kr_csr_view;
 /* The CSR arrays M holds, if its format keeps them in that form: csr on
- * the GPU (and "auto" when it picked csr there). Valid until M is
- * destroyed or its values updated. KR_ERR_UNSUPPORTED for the formats that
- * store another layout (ellr, pellr, vsr, hyb, the CPU csr, whose values
- * are regrouped for its kernel) and for user operators. */
+ * the GPU (and "auto" when it picked csr there), and every format built on
+ * the GPU with KR_BUILD_DEVICE (the uploaded CSR it was built from). Valid
+ * until M is destroyed; its values follow kr_matrix_update_values.
+ * KR_ERR_UNSUPPORTED otherwise (ellr, pellr, vsr, hyb built on the host,
+ * the CPU csr, whose values are regrouped for its kernel, user operators). */
 kr_status kr_matrix_csr_view(const kr_matrix *M, kr_csr_view *v);
 
 /* A user's operator (matrix-free): y = A x, where x (ncols entries) and y
@@ -455,10 +475,10 @@ kr_status kr_block_cond_summarize(kr_ctx *ctx, const kr_block_cond *c,
 /* kr_precond_create_opts for the matrix M made from A: where M holds its
  * CSR in backend memory (kr_matrix_csr_view), the preconditioner reads it
  * there instead of uploading A again (block-Jacobi's pattern and blocks on
- * the GPU). A must be the host CSR M was made from, same values: it is
- * still read for what runs on the host (Jacobi's diagonal, a singular
- * block's stand-in). kr_precond_update_values then uses M again, so update
- * M's values first. */
+ * the GPU; with KR_BUILD_DEVICE also Jacobi's diagonal). A must be the host
+ * CSR M was made from, same values: it is still read for what runs on the
+ * host (Jacobi's diagonal in a host build, a singular block's stand-in).
+ * kr_precond_update_values then uses M again, so update M's values first. */
 kr_status kr_precond_create_matrix(kr_ctx *ctx, kr_matrix *M, const kr_csr *A,
                                    const char *name,
                                    const kr_precond_options *o, kr_precond **P);

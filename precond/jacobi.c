@@ -1,12 +1,22 @@
-/* Scalar Jacobi, z = D^{-1} r. The inverse diagonal is formed on the host
- * once and applied by the backend's pointwise product, so it runs on every
- * backend unchanged. */
+/* Scalar Jacobi, z = D^{-1} r. The inverse diagonal is formed once, on the
+ * host (or, for a device-built matrix, on the GPU from its CSR), and
+ * applied by the backend's pointwise product, so it runs on every backend
+ * unchanged. */
 #include "core/error.h"
 #include "core/vec.h"
+#include "precond/jacobi_dev.h"
 #include "precond/precond.h"
 
 #include <math.h>
 #include <stdlib.h>
+
+static kr_status zero_diagonal(kr_ctx *ctx, int32_t i)
+{
+    return kr_fail(ctx, KR_ERR_SINGULAR,
+                   "jacobi: diagonal entry of row %d is zero or "
+                   "missing (1-based row %d)",
+                   i, i + 1);
+}
 
 /* d[i] = 1 / a_ii, or the failing row's index in *bad_row. */
 static kr_status invert_diagonal(kr_ctx *ctx, const kr_csr *A, double *d)
@@ -15,11 +25,7 @@ static kr_status invert_diagonal(kr_ctx *ctx, const kr_csr *A, double *d)
         double aii = 0.0;
         for (int32_t k = A->rowptr[i]; k < A->rowptr[i + 1]; k++)
             if (A->colind[k] == i) aii = A->val[k];
-        if (aii == 0.0)
-            return kr_fail(ctx, KR_ERR_SINGULAR,
-                           "jacobi: diagonal entry of row %d is zero or "
-                           "missing (1-based row %d)",
-                           i, i + 1);
+        if (aii == 0.0) return zero_diagonal(ctx, i);
         d[i] = 1.0 / aii;
     }
     return KR_OK;
@@ -45,13 +51,32 @@ static kr_status upload_inverse(kr_ctx *ctx, const kr_csr *A, void **dev)
     return st;
 }
 
-/* The diagonal is read on the host, so the device view is not used. */
+/* A device build (KR_BUILD_DEVICE) with the matrix's CSR on the GPU: the
+ * inverse by a kernel there, nothing uploaded. */
+static kr_status inverse_on_device(kr_ctx *ctx, const kr_csr_view *dev,
+                                   void **impl)
+{
+    KR_TRY(ctx->ops->alloc(ctx, impl, (size_t)dev->nrows * sizeof(double)));
+    int32_t bad = -1;
+    kr_status st = kr_jacobi_dev_inverse(ctx, dev, *impl, &bad);
+    if (st == KR_OK && bad >= 0) st = zero_diagonal(ctx, bad);
+    if (st != KR_OK) {
+        kr_dev_free(ctx, *impl);
+        *impl = NULL;
+    }
+    return st;
+}
+
+/* The diagonal is read on the host, unless a device build left A's CSR on
+ * the GPU. */
 static kr_status jacobi_setup(kr_ctx *ctx, const kr_csr *A,
                               const kr_csr_view *dev,
                               const kr_precond_options *o, void **impl)
 {
-    (void)dev, (void)o;
+    (void)o;
     *impl = NULL;
+    if (dev && ctx->device == KR_DEVICE_CUDA && ctx->build == KR_BUILD_DEVICE)
+        return inverse_on_device(ctx, dev, impl);
     return upload_inverse(ctx, A, impl);
 }
 

@@ -85,7 +85,7 @@ static kr_status build(kr_ctx *ctx, const kr_precond_ops *ops, kr_matrix *M,
                        void **impl)
 {
     kr_csr_view view;
-    int have_view = M && M->ops->csr_view && M->ops->csr_view(M->impl, &view);
+    int have_view = M && kr_matrix_backend_csr(M, &view);
     return ops->setup(ctx, A, have_view ? &view : NULL, o, impl);
 }
 

@@ -36,6 +36,7 @@
 
 #include "core/error.h"
 #include "core/median.h"
+#include "spmv/devbuild.h"
 #include "spmv/hyb.h"
 
 #include <math.h>
@@ -81,18 +82,35 @@ typedef struct auto_impl {
     char reason[AUTO_REASON_LEN];
 } auto_impl;
 
+static void features_from(int32_t n, int32_t nnz, const kr_row_stats *s,
+                          int32_t K, kr_auto_features *f)
+{
+    f->n = n;
+    f->nnz = nnz;
+    f->max = s->max;
+    f->mean = s->mean;
+    f->std = s->stddev;
+    f->hyb_full = nnz > 0 && K == s->max;
+}
+
 kr_status kr_auto_features_of(kr_ctx *ctx, const kr_csr *A, kr_auto_features *f)
 {
     kr_row_stats s;
     kr_csr_row_stats(A, &s);
     int32_t K = 0;
     KR_TRY(kr_hyb_width(ctx, A, &K));
-    f->n = A->nrows;
-    f->nnz = A->nnz;
-    f->max = s.max;
-    f->mean = s.mean;
-    f->std = s.stddev;
-    f->hyb_full = A->nnz > 0 && K == s.max;
+    features_from(A->nrows, A->nnz, &s, K, f);
+    return KR_OK;
+}
+
+kr_status kr_auto_features_of_dev(kr_ctx *ctx, const kr_csr_view *A,
+                                  kr_auto_features *f)
+{
+    kr_row_stats s;
+    KR_TRY(kr_dev_row_stats(ctx, A, &s));
+    int32_t K = 0;
+    KR_TRY(kr_dev_hyb_width(ctx, A, &K));
+    features_from(A->nrows, A->nnz, &s, K, f);
     return KR_OK;
 }
 
@@ -377,26 +395,35 @@ static const char *no_probe(const kr_ctx *ctx, const kr_csr *A,
     return NULL;
 }
 
-static kr_status build_named(kr_ctx *ctx, const kr_csr *A, const char *format,
-                             auto_impl *a)
+/* What auto builds from: host CSR, or (a device build) CSR in device
+ * memory. */
+typedef struct auto_src {
+    const kr_csr *A;
+    const kr_csr_view *dev;
+} auto_src;
+
+static kr_status build_named(kr_ctx *ctx, const auto_src *src,
+                             const char *format, auto_impl *a)
 {
     a->ops = kr_format_backend_ops(ctx, format);
-    if (!a->ops)
+    if (!a->ops || (src->dev && !a->ops->build_device))
         return kr_fail(ctx, KR_ERR_UNSUPPORTED,
-                       "auto: format '%s' has no implementation on %s", format,
+                       "auto: format '%s' has no %s on %s", format,
+                       a->ops ? "device build" : "implementation",
                        ctx->device_name);
-    return a->ops->build(ctx, A, &a->impl);
+    if (src->dev) return a->ops->build_device(ctx, src->dev, &a->impl);
+    return a->ops->build(ctx, src->A, &a->impl);
 }
 
 /* The rules' pick; when it fails to build (a refusal, or the memory its
  * padding needs) csr, which stores exactly the nonzeros and refuses no
  * matrix, takes over, so auto fails only where csr fails. A device error
  * is not retried: the device may be unusable. */
-static kr_status build_ruled(kr_ctx *ctx, const kr_csr *A,
+static kr_status build_ruled(kr_ctx *ctx, const auto_src *src,
                              const kr_auto_choice *c, const char *name,
                              const char *note, auto_impl *a)
 {
-    kr_status st = build_named(ctx, A, c->format, a);
+    kr_status st = build_named(ctx, src, c->format, a);
     if (st == KR_OK || st == KR_ERR_DEVICE || !strcmp(c->format, "csr")) {
         cat(a->reason, sizeof a->reason, "%s: %s (%s%s%s)", name, c->format,
             c->why, note ? "; " : "", note ? note : "");
@@ -405,7 +432,7 @@ static kr_status build_ruled(kr_ctx *ctx, const kr_csr *A,
     cat(a->reason, sizeof a->reason,
         "%s: csr (the rules said %s: %s; it failed, %s: %s)", name, c->format,
         c->why, kr_status_name(st), kr_ctx_error(ctx));
-    return build_named(ctx, A, "csr", a);
+    return build_named(ctx, src, "csr", a);
 }
 
 kr_status kr_auto_build_choice(kr_ctx *ctx, const kr_csr *A,
@@ -416,8 +443,9 @@ kr_status kr_auto_build_choice(kr_ctx *ctx, const kr_csr *A,
     const char *name = probe ? "auto-probe" : "auto";
     const char *skip = probe ? no_probe(ctx, A, c) : NULL;
     kr_status st = KR_OK;
+    const auto_src src = {A, NULL};
     if (probe && !skip) st = build_probed(ctx, A, c, a);
-    if (st == KR_OK && !a->ops) st = build_ruled(ctx, A, c, name, skip, a);
+    if (st == KR_OK && !a->ops) st = build_ruled(ctx, &src, c, name, skip, a);
     if (st != KR_OK) {
         free(a);
         return st;
@@ -442,6 +470,34 @@ static kr_status auto_build(kr_ctx *ctx, const kr_csr *A, void **out)
 static kr_status auto_probe_build(kr_ctx *ctx, const kr_csr *A, void **out)
 {
     return auto_build_with(ctx, A, 1, out);
+}
+
+/* KR_BUILD_DEVICE: the features by reductions over the device CSR (no
+ * host pass), the same rules, the pick built on the device. auto-probe
+ * has no device build: its probe builds candidates from host CSR. */
+static kr_status auto_build_device(kr_ctx *ctx, const kr_csr_view *A,
+                                   void **out)
+{
+    kr_auto_features f;
+    KR_TRY(kr_auto_features_of_dev(ctx, A, &f));
+    kr_auto_choice c;
+    kr_auto_rule_gpu(&f, &c);
+    auto_impl *a = calloc(1, sizeof *a);
+    if (!a) return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
+    const auto_src src = {NULL, A};
+    kr_status st = build_ruled(ctx, &src, &c, "auto", NULL, a);
+    if (st != KR_OK) {
+        free(a);
+        return st;
+    }
+    *out = a;
+    return KR_OK;
+}
+
+static int auto_arrays(const void *impl, kr_dev_array *out, int max)
+{
+    const auto_impl *a = impl;
+    return a->ops->arrays ? a->ops->arrays(a->impl, out, max) : 0;
 }
 
 /* ---------------------------------------------- passed on to the pick */
@@ -511,6 +567,8 @@ static const char *auto_reason(const void *impl)
 const kr_format_ops kr_auto_ops = {
     .name = "auto",
     .build = auto_build,
+    .build_device = auto_build_device,
+    .arrays = auto_arrays,
     .apply = auto_apply,
     .bytes = auto_bytes,
     .destroy = auto_destroy,
@@ -525,6 +583,7 @@ const kr_format_ops kr_auto_ops = {
 const kr_format_ops kr_auto_probe_ops = {
     .name = "auto-probe",
     .build = auto_probe_build,
+    .arrays = auto_arrays,
     .apply = auto_apply,
     .bytes = auto_bytes,
     .destroy = auto_destroy,

@@ -26,6 +26,10 @@ typedef struct kr_auto_features {
 /* O(nrows + longest row). */
 kr_status kr_auto_features_of(kr_ctx *ctx, const kr_csr *A,
                               kr_auto_features *f);
+/* The same features of a CSR in device memory, by reductions and a sort
+ * of the row lengths on the GPU (spmv/devbuild.cu); equal to the host's. */
+kr_status kr_auto_features_of_dev(kr_ctx *ctx, const kr_csr_view *A,
+                                  kr_auto_features *f);
 
 #define KR_AUTO_WHY_LEN 320
 

@@ -15,6 +15,7 @@ typedef struct csr_gpu {
     cusparseDnVecDescr_t x, y;
     void *buffer;
     size_t buffer_bytes;
+    int borrowed; /* the arrays are the kr_matrix's device CSR (devbuild) */
 } csr_gpu;
 
 /* ALG1 ran faster than ALG2 on every matrix of the default benchmark set
@@ -29,9 +30,11 @@ static void csr_gpu_destroy(kr_ctx *ctx, void *impl)
     if (m->mat) cusparseDestroySpMat(m->mat);
     if (m->x) cusparseDestroyDnVec(m->x);
     if (m->y) cusparseDestroyDnVec(m->y);
-    kr_dev_free(ctx, m->rowptr);
-    kr_dev_free(ctx, m->colind);
-    kr_dev_free(ctx, m->val);
+    if (!m->borrowed) {
+        kr_dev_free(ctx, m->rowptr);
+        kr_dev_free(ctx, m->colind);
+        kr_dev_free(ctx, m->val);
+    }
     kr_dev_free(ctx, m->buffer);
     free(m);
 }
@@ -127,6 +130,40 @@ static int csr_gpu_view(const void *impl, kr_csr_view *v)
     return 1;
 }
 
+/* KR_BUILD_DEVICE: A is already CSR in device memory, owned by the
+ * kr_matrix for as long as this format lives, so it is used in place (A
+ * is held once). */
+static kr_status csr_gpu_build_device(kr_ctx *ctx, const kr_csr_view *A,
+                                      void **out)
+{
+    csr_gpu *m = (csr_gpu *)calloc(1, sizeof *m);
+    if (!m) return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
+    m->nrows = A->nrows;
+    m->ncols = A->ncols;
+    m->nnz = A->nnz;
+    m->rowptr = (int32_t *)A->rowptr;
+    m->colind = (int32_t *)A->colind;
+    m->val = (double *)A->val;
+    m->borrowed = 1;
+    kr_status st = A->nrows > 0 && A->ncols > 0 ? describe(ctx, m) : KR_OK;
+    if (st != KR_OK) {
+        csr_gpu_destroy(ctx, m);
+        return st;
+    }
+    *out = m;
+    return KR_OK;
+}
+
+static int csr_gpu_arrays(const void *impl, kr_dev_array *a, int max)
+{
+    const csr_gpu *m = (const csr_gpu *)impl;
+    const kr_dev_array all[] = {
+        {"rowptr", m->rowptr, ((size_t)m->nrows + 1) * 4},
+        {"colind", m->colind, (size_t)m->nnz * 4},
+        {"val", m->val, (size_t)m->nnz * 8}};
+    return kr_dev_arrays_put(all, 3, a, max);
+}
+
 static kr_format_ops make_ops(void)
 {
     kr_format_ops o = {}; /* optional members NULL */
@@ -138,6 +175,8 @@ static kr_format_ops make_ops(void)
     o.apply = csr_gpu_apply;
     o.bytes = csr_gpu_bytes;
     o.destroy = csr_gpu_destroy;
+    o.build_device = csr_gpu_build_device;
+    o.arrays = csr_gpu_arrays;
     return o;
 }
 

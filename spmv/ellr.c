@@ -44,17 +44,25 @@ static void ellr_fill(const kr_csr *A, kr_ellr_host *E, int threads)
     }
 }
 
+kr_status kr_ellr_check_padding(kr_ctx *ctx, int32_t nrows, int32_t K,
+                                int32_t nnz)
+{
+    const int64_t padded = (int64_t)nrows * K;
+    if (padded > 3 * (int64_t)nnz && padded > 4096)
+        return kr_fail(ctx, KR_ERR_UNSUPPORTED,
+                       "ellr: padding every row to the longest (%d entries) "
+                       "stores %lld entries for %d nonzeros (more than 3x); "
+                       "use format 'pellr' or 'hyb' for uneven rows",
+                       K, (long long)padded, nnz);
+    return KR_OK;
+}
+
 kr_status kr_ellr_host_build(kr_ctx *ctx, const kr_csr *A, kr_ellr_host *E)
 {
     memset(E, 0, sizeof *E);
     const int32_t K = longest_row(A);
     const int64_t padded = (int64_t)A->nrows * K;
-    if (padded > 3 * (int64_t)A->nnz && padded > 4096)
-        return kr_fail(ctx, KR_ERR_UNSUPPORTED,
-                       "ellr: padding every row to the longest (%d entries) "
-                       "stores %lld entries for %d nonzeros (more than 3x); "
-                       "use format 'pellr' or 'hyb' for uneven rows",
-                       K, (long long)padded, A->nnz);
+    KR_TRY(kr_ellr_check_padding(ctx, A->nrows, K, A->nnz));
     E->nrows = A->nrows;
     E->ncols = A->ncols;
     E->nnz = A->nnz;

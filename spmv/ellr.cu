@@ -109,6 +109,32 @@ static int64_t ellr_gpu_stored(const void *impl)
     return ((const ellr_gpu *)impl)->stored;
 }
 
+/* KR_BUILD_DEVICE: the same arrays, built by spmv/ellr_devbuild.cu. */
+static kr_status ellr_gpu_build_device(kr_ctx *ctx, const kr_csr_view *A,
+                                       void **out)
+{
+    ellr_gpu *m = (ellr_gpu *)calloc(1, sizeof *m);
+    if (!m) return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
+    kr_ellr_dev E;
+    kr_status st = kr_ellr_dev_build(ctx, A, &E);
+    if (st != KR_OK) {
+        free(m);
+        return st;
+    }
+    *m = ellr_gpu{A->nrows, E.width, E.stored, E.val, E.col, E.rl};
+    *out = m;
+    return KR_OK;
+}
+
+static int ellr_gpu_arrays(const void *impl, kr_dev_array *a, int max)
+{
+    const ellr_gpu *m = (const ellr_gpu *)impl;
+    const kr_dev_array all[] = {{"val", m->val, (size_t)m->stored * 8},
+                                {"col", m->col, (size_t)m->stored * 4},
+                                {"rl", m->rl, (size_t)m->nrows * 4}};
+    return kr_dev_arrays_put(all, 3, a, max);
+}
+
 static kr_format_ops make_ops(void)
 {
     kr_format_ops o = {}; /* optional members NULL */
@@ -118,6 +144,8 @@ static kr_format_ops make_ops(void)
     o.bytes = ellr_gpu_bytes;
     o.destroy = ellr_gpu_destroy;
     o.stored = ellr_gpu_stored;
+    o.build_device = ellr_gpu_build_device;
+    o.arrays = ellr_gpu_arrays;
     return o;
 }
 

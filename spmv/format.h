@@ -10,6 +10,23 @@
 extern "C" {
 #endif
 
+/* One device array of a format's layout (kr_format_ops.arrays). */
+typedef struct kr_dev_array {
+    const char *name;
+    const void *data; /* device memory */
+    size_t bytes;
+} kr_dev_array;
+
+/* For the arrays op: copies the first min(count, max) of all to out. */
+static inline int kr_dev_arrays_put(const kr_dev_array *all, int count,
+                                    kr_dev_array *out, int max)
+{
+    int n = 0;
+    for (; n < count && n < max; n++)
+        out[n] = all[n];
+    return n;
+}
+
 typedef struct kr_format_ops {
     const char *name;
     /* Builds the format's data on the backend from host CSR. */
@@ -36,6 +53,14 @@ typedef struct kr_format_ops {
      * where the format has none: kr_matrix_apply_multi then refuses. */
     kr_status (*apply_multi)(kr_ctx *ctx, void *impl, int32_t k,
                              const double *X, double *Y);
+    /* KR_BUILD_DEVICE (GPU tables only): builds the same layout as build,
+     * entry for entry, by kernels from A's CSR in device memory. A stays
+     * valid and unchanged until impl is destroyed (the kr_matrix owns it;
+     * a format may point into it). NULL: the host build is used. */
+    kr_status (*build_device)(kr_ctx *ctx, const kr_csr_view *A, void **impl);
+    /* The layout's device arrays, for tests that compare a device build
+     * with a host build: fills at most max entries, returns how many. */
+    int (*arrays)(const void *impl, kr_dev_array *out, int max);
 } kr_format_ops;
 
 typedef struct kr_format_entry {
@@ -58,8 +83,17 @@ struct kr_matrix {
     int32_t nrows, ncols, nnz;
     double build_seconds;
     uint64_t pattern; /* fingerprint of rowptr and colind (update_values) */
+    /* KR_BUILD_DEVICE: the uploaded CSR the format was built from (owned;
+     * rowptr NULL otherwise) and the seconds its upload took. */
+    kr_csr_view dev;
+    double upload_seconds;
+    int pattern_later; /* a device build: pattern not hashed yet */
 };
 
+/* kr_matrix_csr_view without an error message: 1 and *v filled when M
+ * holds its CSR in backend memory (its format's own arrays, or the CSR a
+ * device build kept), else 0. */
+int kr_matrix_backend_csr(const kr_matrix *M, kr_csr_view *v);
 /* 1 for a kr_matrix_create_user operator (spmv/user.c). */
 int kr_matrix_is_user(const kr_matrix *M);
 /* A fingerprint of A's sizes, rowptr and colind. */

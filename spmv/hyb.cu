@@ -96,6 +96,33 @@ static int64_t hyb_gpu_stored(const void *impl)
     return (int64_t)m->nrows * m->width + m->coo_nnz;
 }
 
+/* KR_BUILD_DEVICE: the same split, built by spmv/hyb_devbuild.cu. */
+static kr_status hyb_gpu_build_device(kr_ctx *ctx, const kr_csr_view *A,
+                                      void **out)
+{
+    hyb_gpu *m = (hyb_gpu *)calloc(1, sizeof *m);
+    if (!m) return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
+    kr_hyb_dev h;
+    kr_status st = kr_hyb_dev_build(ctx, A, &h);
+    if (st != KR_OK) {
+        free(m);
+        return st;
+    }
+    *m = hyb_gpu{A->nrows, h.width, h.coo->nnz, h.ell_col, h.ell_val, h.coo};
+    *out = m;
+    return KR_OK;
+}
+
+static int hyb_gpu_arrays(const void *impl, kr_dev_array *a, int max)
+{
+    const hyb_gpu *m = (const hyb_gpu *)impl;
+    size_t cells = (size_t)m->nrows * (size_t)m->width;
+    const kr_dev_array ell[] = {{"ell_col", m->ell_col, cells * 4},
+                                {"ell_val", m->ell_val, cells * 8}};
+    int n = kr_dev_arrays_put(ell, 2, a, max);
+    return n + kr_vsr_dev_arrays(m->coo, a + n, max - n);
+}
+
 static kr_format_ops make_ops(void)
 {
     kr_format_ops o = {}; /* optional members NULL */
@@ -105,6 +132,8 @@ static kr_format_ops make_ops(void)
     o.bytes = hyb_gpu_bytes;
     o.destroy = hyb_gpu_destroy;
     o.stored = hyb_gpu_stored;
+    o.build_device = hyb_gpu_build_device;
+    o.arrays = hyb_gpu_arrays;
     return o;
 }
 

@@ -33,6 +33,18 @@ kr_status kr_hyb_host_build(kr_ctx *ctx, const kr_csr *A, int for_device,
                             kr_hyb_host *h);
 void kr_hyb_host_free(kr_hyb_host *h); /* accepts NULL and zeroed structs */
 
+/* HYB's layout built on the GPU (spmv/hyb_devbuild.cu) from the CSR in
+ * device memory: the ELL arrays of kr_hyb_host (same width rule, same
+ * padding) and the remainder's device plan, entry for entry. */
+typedef struct kr_hyb_dev {
+    int32_t width;
+    int32_t *ell_col;
+    double *ell_val;
+    kr_vsr_dev *coo;
+} kr_hyb_dev;
+/* On failure nothing is left allocated. */
+kr_status kr_hyb_dev_build(kr_ctx *ctx, const kr_csr_view *A, kr_hyb_dev *h);
+
 #ifdef __cplusplus
 }
 #endif

@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "core/memory.h"
 #include "core/vec.h"
+#include "spmv/devbuild.h"
 #include "spmv/format.h"
 
 #include <stdio.h>
@@ -29,6 +30,30 @@ static kr_status pick_ops(kr_ctx *ctx, const char *format,
     return KR_OK;
 }
 
+/* KR_BUILD_DEVICE on a GPU context, for a format with a device build. */
+static int builds_on_device(const kr_matrix *M)
+{
+    return M->ctx->device == KR_DEVICE_CUDA &&
+           M->ctx->build == KR_BUILD_DEVICE && M->ops->build_device;
+}
+
+/* A's CSR uploaded once and kept in M->dev; the format built from it. */
+static kr_status build_on_device(kr_matrix *M, const kr_csr *A)
+{
+    kr_ctx *ctx = M->ctx;
+    double t0 = kr_wtime();
+    KR_TRY(kr_dev_csr_upload(ctx, A, &M->dev));
+    M->upload_seconds = kr_wtime() - t0;
+    kr_status st = M->ops->build_device(ctx, &M->dev, &M->impl);
+    if (st == KR_OK) st = kr_dev_sync(ctx); /* a build stage that ended */
+    if (st != KR_OK) {
+        if (M->impl) M->ops->destroy(ctx, M->impl);
+        M->impl = NULL;
+        kr_dev_csr_free(ctx, &M->dev);
+    }
+    return st;
+}
+
 kr_status kr_matrix_create(kr_ctx *ctx, const kr_csr *A, const char *format,
                            kr_matrix **out)
 {
@@ -45,19 +70,23 @@ kr_status kr_matrix_create(kr_ctx *ctx, const kr_csr *A, const char *format,
     KR_TRY(kr_host_mem_check(ctx, kr_csr_bytes(A->nrows, A->nnz), what));
     kr_matrix *M = calloc(1, sizeof *M);
     if (!M) return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
+    M->ctx = ctx;
+    M->ops = ops;
     double t0 = kr_wtime();
-    kr_status st = ops->build(ctx, A, &M->impl);
+    kr_status st = builds_on_device(M) ? build_on_device(M, A)
+                                       : ops->build(ctx, A, &M->impl);
     if (st != KR_OK) {
         free(M);
         return st;
     }
     M->build_seconds = kr_wtime() - t0;
-    M->ctx = ctx;
-    M->ops = ops;
     M->nrows = A->nrows;
     M->ncols = A->ncols;
     M->nnz = A->nnz;
-    M->pattern = kr_csr_pattern_hash(A);
+    /* a host pass over the pattern costs a device build more than its
+     * kernels: its fingerprint waits for kr_matrix_update_values */
+    M->pattern_later = M->dev.rowptr != NULL;
+    if (!M->pattern_later) M->pattern = kr_csr_pattern_hash(A);
     *out = M;
     return KR_OK;
 }
@@ -88,13 +117,62 @@ kr_status kr_format_update_values(kr_ctx *ctx, const kr_format_ops *ops,
     return KR_OK;
 }
 
+/* The format's own CSR arrays, if it holds its data as CSR. */
+static int format_view(const kr_matrix *M, kr_csr_view *v)
+{
+    return M->ops->csr_view && M->ops->csr_view(M->impl, v);
+}
+
+int kr_matrix_backend_csr(const kr_matrix *M, kr_csr_view *v)
+{
+    if (format_view(M, v)) return 1;
+    if (!M->dev.rowptr) return 0;
+    *v = M->dev; /* a device build: the CSR it was built from */
+    return 1;
+}
+
 kr_status kr_matrix_csr_view(const kr_matrix *M, kr_csr_view *v)
 {
     if (!M || !v) return KR_ERR_ARG;
-    if (M->ops->csr_view && M->ops->csr_view(M->impl, v)) return KR_OK;
+    if (kr_matrix_backend_csr(M, v)) return KR_OK;
     return kr_fail(M->ctx, KR_ERR_UNSUPPORTED,
                    "format '%s' on %s holds no plain CSR arrays",
                    kr_matrix_format(M), M->ctx->device_name);
+}
+
+/* A device build: the new values over the kept CSR, then the format built
+ * from it again (the kept CSR, and so the csr view, stay where they are). */
+static kr_status update_on_device(kr_matrix *M, const kr_csr *A)
+{
+    kr_ctx *ctx = M->ctx;
+    KR_TRY(kr_dev_csr_upload_values(ctx, A, &M->dev));
+    void *fresh = NULL;
+    KR_TRY(M->ops->build_device(ctx, &M->dev, &fresh));
+    M->ops->destroy(ctx, M->impl);
+    M->impl = fresh;
+    return kr_dev_sync(ctx);
+}
+
+/* M's pattern fingerprint; a device build's is taken from the CSR it
+ * kept (its pattern never changes) the first time it is needed. */
+static kr_status matrix_pattern(kr_matrix *M, uint64_t *h)
+{
+    kr_ctx *ctx = M->ctx;
+    if (M->pattern_later) {
+        kr_csr P;
+        KR_TRY(kr_csr_alloc(ctx, M->nrows, M->ncols, M->nnz, &P));
+        kr_status st = ctx->ops->download(ctx, P.rowptr, M->dev.rowptr,
+                                          ((size_t)M->nrows + 1) * 4);
+        if (st == KR_OK && M->nnz > 0)
+            st = ctx->ops->download(ctx, P.colind, M->dev.colind,
+                                    (size_t)M->nnz * 4);
+        if (st == KR_OK) M->pattern = kr_csr_pattern_hash(&P);
+        kr_csr_free(&P);
+        KR_TRY(st);
+        M->pattern_later = 0;
+    }
+    *h = M->pattern;
+    return KR_OK;
 }
 
 kr_status kr_matrix_update_values(kr_matrix *M, const kr_csr *A)
@@ -108,15 +186,21 @@ kr_status kr_matrix_update_values(kr_matrix *M, const kr_csr *A)
                        "kr_matrix_update_values: a user operator has no "
                        "values to update");
     KR_TRY(kr_csr_check(ctx, A));
+    uint64_t pattern = 0;
+    if (A->nrows == M->nrows && A->ncols == M->ncols && A->nnz == M->nnz)
+        KR_TRY(matrix_pattern(M, &pattern));
     if (A->nrows != M->nrows || A->ncols != M->ncols || A->nnz != M->nnz ||
-        kr_csr_pattern_hash(A) != M->pattern)
+        kr_csr_pattern_hash(A) != pattern)
         return kr_fail(ctx, KR_ERR_ARG,
                        "kr_matrix_update_values: the pattern (%d x %d, %d "
                        "nonzeros) differs from the matrix's (%d x %d, %d "
                        "nonzeros, or other positions)",
                        A->nrows, A->ncols, A->nnz, M->nrows, M->ncols, M->nnz);
     double t0 = kr_wtime();
-    KR_TRY(kr_format_update_values(ctx, M->ops, &M->impl, A));
+    if (M->dev.rowptr)
+        KR_TRY(update_on_device(M, A));
+    else
+        KR_TRY(kr_format_update_values(ctx, M->ops, &M->impl, A));
     M->build_seconds = kr_wtime() - t0;
     return KR_OK;
 }
@@ -125,6 +209,7 @@ void kr_matrix_destroy(kr_matrix *M)
 {
     if (!M) return;
     M->ops->destroy(M->ctx, M->impl);
+    if (M->dev.rowptr) kr_dev_csr_free(M->ctx, &M->dev);
     free(M);
 }
 
@@ -197,11 +282,23 @@ const char *kr_matrix_format_reason(const kr_matrix *M)
 
 int32_t kr_matrix_rows(const kr_matrix *M) { return M ? M->nrows : 0; }
 int32_t kr_matrix_cols(const kr_matrix *M) { return M ? M->ncols : 0; }
+/* The kept device CSR counts unless the format itself is that CSR. */
 size_t kr_matrix_bytes(const kr_matrix *M)
 {
-    return M ? M->ops->bytes(M->impl) : 0;
+    if (!M) return 0;
+    kr_csr_view own;
+    size_t kept =
+        M->dev.rowptr && !format_view(M, &own) ? kr_dev_csr_bytes(&M->dev) : 0;
+    return M->ops->bytes(M->impl) + kept;
 }
 double kr_matrix_build_seconds(const kr_matrix *M) { return M->build_seconds; }
+
+void kr_matrix_build_stages(const kr_matrix *M, double *upload_s,
+                            double *format_s)
+{
+    if (upload_s) *upload_s = M ? M->upload_seconds : 0.0;
+    if (format_s) *format_s = M ? M->build_seconds - M->upload_seconds : 0.0;
+}
 
 double kr_matrix_padding_ratio(const kr_matrix *M)
 {

@@ -13,6 +13,7 @@
  * writes y. Both sums have a fixed order: results are deterministic. */
 #include "core/cuda.h"
 #include "core/vec.h"
+#include "spmv/devbuild.h"
 #include "spmv/format.h"
 #include "spmv/pellr.h"
 
@@ -147,6 +148,17 @@ static void pellr_gpu_destroy(kr_ctx *ctx, void *impl)
     free(m);
 }
 
+/* kr_pellr_host_bytes, less the widths (they stay on the host), plus the
+ * tiles. */
+static size_t gpu_bytes(const pellr_gpu *m)
+{
+    size_t ns = (size_t)m->nslices;
+    return (size_t)m->nrows * 4 + ns * 32 * 4 + (ns + 1) * 8 +
+           (size_t)m->stored * 12 +
+           (size_t)m->ntiles * (sizeof(int2) + 32 * sizeof(double)) +
+           ((size_t)m->nlong + 1) * 4;
+}
+
 /* The long slices form a prefix: widths do not grow along the slices. */
 static int32_t count_long(const kr_pellr_host *P)
 {
@@ -161,14 +173,13 @@ static int32_t count_long(const kr_pellr_host *P)
 
 /* Cuts the long slices into tiles of PELLR_TILE_J steps; uploads the tile
  * list and each slice's first tile, and makes the tile sums' work array. */
-static kr_status make_tiles(kr_ctx *ctx, pellr_gpu *m, const kr_pellr_host *P)
+static kr_status make_tiles(kr_ctx *ctx, pellr_gpu *m, const int32_t *width)
 {
     int32_t *start = (int32_t *)malloc(((size_t)m->nlong + 1) * 4);
     if (!start) return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
     start[0] = 0;
     for (int32_t s = 0; s < m->nlong; s++)
-        start[s + 1] =
-            start[s] + (P->width[s] + PELLR_TILE_J - 1) / PELLR_TILE_J;
+        start[s + 1] = start[s] + (width[s] + PELLR_TILE_J - 1) / PELLR_TILE_J;
     m->ntiles = start[m->nlong];
     int2 *tile = (int2 *)malloc(((size_t)m->ntiles + 1) * sizeof *tile);
     kr_status st =
@@ -201,7 +212,7 @@ static kr_status upload(kr_ctx *ctx, pellr_gpu *m, const kr_pellr_host *P)
                              (void **)&m->val));
     KR_TRY(kr_dev_upload_new(ctx, P->col, (size_t)m->stored * 4,
                              (void **)&m->col));
-    return make_tiles(ctx, m, P);
+    return make_tiles(ctx, m, P->width);
 }
 
 static kr_status pellr_gpu_build(kr_ctx *ctx, const kr_csr *A, void **out)
@@ -218,10 +229,7 @@ static kr_status pellr_gpu_build(kr_ctx *ctx, const kr_csr *A, void **out)
         m->nlong = count_long(&P);
         m->stored = kr_pellr_host_stored(&P);
         st = upload(ctx, m, &P);
-        /* the widths stay on the host; the tiles come instead */
-        m->bytes = kr_pellr_host_bytes(&P) - (size_t)P.nslices * 4 +
-                   (size_t)m->ntiles * (sizeof(int2) + 32 * sizeof(double)) +
-                   ((size_t)m->nlong + 1) * 4;
+        m->bytes = gpu_bytes(m);
     }
     kr_pellr_host_free(&P);
     if (st != KR_OK) {
@@ -264,6 +272,70 @@ static int64_t pellr_gpu_stored(const void *impl)
     return ((const pellr_gpu *)impl)->stored;
 }
 
+/* The long slices of a device-built layout: counted on the device by
+ * count_long's rule, then only their widths come to the host for the
+ * tiles. */
+static kr_status tiles_from_device(kr_ctx *ctx, pellr_gpu *m,
+                                   const int32_t *width)
+{
+    double mean = m->nslices ? (double)m->stored / 32.0 / m->nslices : 0.0;
+    KR_TRY(kr_pellr_dev_count_wide(ctx, width, m->nslices, PELLR_TILE_J,
+                                   PELLR_LONG_FACTOR * mean, &m->nlong));
+    int32_t *wide = (int32_t *)malloc(((size_t)m->nlong + 1) * 4);
+    if (!wide) return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
+    kr_status st = kr_dev_read_i32(ctx, width, wide, (size_t)m->nlong);
+    if (st == KR_OK) st = make_tiles(ctx, m, wide);
+    free(wide);
+    return st;
+}
+
+/* KR_BUILD_DEVICE: the same arrays, built by spmv/pellr_devbuild.cu. */
+static kr_status pellr_gpu_build_device(kr_ctx *ctx, const kr_csr_view *A,
+                                        void **out)
+{
+    pellr_gpu *m = (pellr_gpu *)calloc(1, sizeof *m);
+    if (!m) return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
+    kr_pellr_dev P;
+    kr_status st = kr_pellr_dev_build(ctx, A, &P);
+    if (st == KR_OK) {
+        m->nrows = A->nrows;
+        m->nslices = P.nslices;
+        m->stored = P.stored;
+        m->perm = P.perm;
+        m->rl = P.rl;
+        m->off = P.off;
+        m->val = P.val;
+        m->col = P.col;
+        P.perm = P.rl = P.col = NULL; /* m owns them now */
+        P.off = NULL;
+        P.val = NULL;
+        st = tiles_from_device(ctx, m, P.width);
+        m->bytes = gpu_bytes(m);
+        kr_pellr_dev_free(ctx, &P);
+    }
+    if (st != KR_OK) {
+        pellr_gpu_destroy(ctx, m);
+        return st;
+    }
+    *out = m;
+    return KR_OK;
+}
+
+static int pellr_gpu_arrays(const void *impl, kr_dev_array *a, int max)
+{
+    const pellr_gpu *m = (const pellr_gpu *)impl;
+    const size_t ns = (size_t)m->nslices;
+    const kr_dev_array all[] = {
+        {"perm", m->perm, (size_t)m->nrows * 4},
+        {"rl", m->rl, ns * 32 * 4},
+        {"off", m->off, (ns + 1) * 8},
+        {"val", m->val, (size_t)m->stored * 8},
+        {"col", m->col, (size_t)m->stored * 4},
+        {"tile", m->tile, (size_t)m->ntiles * sizeof(int2)},
+        {"tile_start", m->tile_start, ((size_t)m->nlong + 1) * 4}};
+    return kr_dev_arrays_put(all, 7, a, max);
+}
+
 static kr_format_ops make_ops(void)
 {
     kr_format_ops o = {}; /* optional members NULL */
@@ -273,6 +345,8 @@ static kr_format_ops make_ops(void)
     o.bytes = pellr_gpu_bytes;
     o.destroy = pellr_gpu_destroy;
     o.stored = pellr_gpu_stored;
+    o.build_device = pellr_gpu_build_device;
+    o.arrays = pellr_gpu_arrays;
     return o;
 }
 

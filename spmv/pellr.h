@@ -35,6 +35,28 @@ int64_t kr_pellr_host_stored(const kr_pellr_host *P);
 /* Bytes of the arrays (as uploaded to a device). */
 size_t kr_pellr_host_bytes(const kr_pellr_host *P);
 
+/* PELLR's layout built on the GPU (spmv/pellr_devbuild.cu) from the CSR in
+ * device memory: kr_pellr_host's arrays, entry for entry, in device
+ * memory (perm, rl, width, off, val, col as there). */
+typedef struct kr_pellr_dev {
+    int32_t nslices;
+    int64_t stored; /* off[nslices] */
+    int32_t *perm, *rl, *width;
+    int64_t *off;
+    double *val;
+    int32_t *col;
+} kr_pellr_dev;
+/* On failure nothing is left allocated. */
+kr_status kr_pellr_dev_build(kr_ctx *ctx, const kr_csr_view *A,
+                             kr_pellr_dev *P);
+/* Frees the arrays left in P (NULL ones skipped) and zeroes P. */
+void kr_pellr_dev_free(kr_ctx *ctx, kr_pellr_dev *P);
+/* *count = the slices s < nslices with width[s] >= min_width and
+ * (double)width[s] >= min_wide (a prefix: widths do not grow). */
+kr_status kr_pellr_dev_count_wide(kr_ctx *ctx, const int32_t *width,
+                                  int32_t nslices, int32_t min_width,
+                                  double min_wide, int32_t *count);
+
 #ifdef __cplusplus
 }
 #endif

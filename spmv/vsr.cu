@@ -17,17 +17,6 @@
 #define STEPS KR_VSR_STEPS
 #define CHUNK KR_VSR_CHUNK
 
-struct kr_vsr_dev {
-    int32_t nrows, nnz, nchunks, nspans, nlong, nempty;
-    double *val;
-    int32_t *col;
-    uint32_t *heads;
-    int32_t *chunk_ord, *nzrow; /* nzrow NULL when no row is empty */
-    int32_t *span_row, *span_lo, *span_hi, *empty;
-    double *part; /* 2*nchunks */
-    size_t bytes;
-};
-
 typedef struct chunk_args {
     const double *val;
     const int32_t *col;
@@ -306,6 +295,22 @@ static void vsr_gpu_destroy(kr_ctx *ctx, void *impl)
     kr_vsr_dev_destroy(ctx, (kr_vsr_dev *)impl);
 }
 
+/* KR_BUILD_DEVICE: the same plan, built by spmv/vsr_devbuild.cu. */
+static kr_status vsr_gpu_build_device(kr_ctx *ctx, const kr_csr_view *A,
+                                      void **out)
+{
+    kr_vsr_dev *d = NULL;
+    KR_TRY(kr_vsr_dev_build(ctx, A->nrows, A->nnz, A->rowptr, A->colind, A->val,
+                            &d));
+    *out = d;
+    return KR_OK;
+}
+
+static int vsr_gpu_arrays(const void *impl, kr_dev_array *a, int max)
+{
+    return kr_vsr_dev_arrays((const kr_vsr_dev *)impl, a, max);
+}
+
 static kr_format_ops make_ops(void)
 {
     kr_format_ops o = {}; /* optional members NULL */
@@ -315,6 +320,8 @@ static kr_format_ops make_ops(void)
     o.bytes = vsr_gpu_bytes;
     o.destroy = vsr_gpu_destroy;
     o.stored = vsr_gpu_stored;
+    o.build_device = vsr_gpu_build_device;
+    o.arrays = vsr_gpu_arrays;
     return o;
 }
 

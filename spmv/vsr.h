@@ -14,6 +14,7 @@
 #define KR_SPMV_VSR_H
 
 #include "core/ctx.h"
+#include "spmv/format.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -67,8 +68,18 @@ size_t kr_vsr_plan_bytes(const kr_vsr_plan *p);
 void kr_vsr_plan_apply(kr_ctx *ctx, kr_vsr_plan *p, double alpha,
                        const double *x, double beta, double *y, int empty_rows);
 
-/* The plan on the GPU (spmv/vsr.cu; CUDA builds only). */
-typedef struct kr_vsr_dev kr_vsr_dev;
+/* The plan on the GPU (spmv/vsr.cu; CUDA builds only): the arrays of a
+ * plan built for_device, in device memory. */
+typedef struct kr_vsr_dev {
+    int32_t nrows, nnz, nchunks, nspans, nlong, nempty;
+    double *val;
+    int32_t *col;
+    uint32_t *heads;
+    int32_t *chunk_ord, *nzrow; /* nzrow NULL when no row is empty */
+    int32_t *span_row, *span_lo, *span_hi, *empty;
+    double *part; /* 2*nchunks */
+    size_t bytes;
+} kr_vsr_dev;
 kr_status kr_vsr_dev_create(kr_ctx *ctx, const kr_vsr_plan *p,
                             kr_vsr_dev **out);
 void kr_vsr_dev_destroy(kr_ctx *ctx, kr_vsr_dev *d); /* accepts NULL */
@@ -77,6 +88,14 @@ size_t kr_vsr_dev_bytes(const kr_vsr_dev *d);
 kr_status kr_vsr_dev_apply(kr_ctx *ctx, const kr_vsr_dev *d, double alpha,
                            const double *x, double beta, double *y,
                            int empty_rows);
+/* The same device plan built on the GPU (spmv/vsr_devbuild.cu) from an
+ * nrows-row CSR of nnz entries in device memory (arrays copied), entry
+ * for entry what kr_vsr_dev_create makes of kr_vsr_plan_build's plan. */
+kr_status kr_vsr_dev_build(kr_ctx *ctx, int32_t nrows, int32_t nnz,
+                           const int32_t *rowptr, const int32_t *colind,
+                           const double *val, kr_vsr_dev **out);
+/* Its layout arrays (part excluded), for kr_format_ops.arrays. */
+int kr_vsr_dev_arrays(const kr_vsr_dev *d, kr_dev_array *a, int max);
 
 #ifdef __cplusplus
 }

@@ -161,7 +161,7 @@ int bench_fatal(kr_status st)
            st == KR_ERR_NOT_COMPILED;
 }
 
-int bench_open(const char *device, int threads, kr_ctx **ctx)
+int bench_open(const char *device, const char *build, int threads, kr_ctx **ctx)
 {
     kr_device want = !strcmp(device, "cpu")    ? KR_DEVICE_CPU
                      : !strcmp(device, "cuda") ? KR_DEVICE_CUDA
@@ -172,6 +172,7 @@ int bench_open(const char *device, int threads, kr_ctx **ctx)
         return CLI_EXIT_DEVICE;
     }
     if (st == KR_OK) st = kr_ctx_set_threads(*ctx, threads);
+    if (st == KR_OK) st = cli_set_build(*ctx, build);
     if (st != KR_OK) return bench_lib_error(*ctx, st, NULL);
     if (*kr_ctx_note(*ctx)) fprintf(stderr, "note: %s\n", kr_ctx_note(*ctx));
     return 0;

@@ -24,7 +24,7 @@
 /* The options both subcommands have; each subcommand's struct starts with
  * these fields so BENCH_COMMON_OPTS(type) can fill its table. */
 #define BENCH_COMMON_FIELDS                                                    \
-    const char *gen_dummy, *device, *json, *markdown;                          \
+    const char *gen_dummy, *device, *build, *json, *markdown;                  \
     int reps, threads, copy_mb, help
 
 #define BENCH_COMMON_OPTS(T)                                                   \
@@ -39,6 +39,8 @@
      "a generated matrix (see krylov solve --help); may be repeated"},         \
         {"--device",         NULL, CLI_CHOICE,    offsetof(T, device), 0, 0,   \
          bench_device_names, "D",  "where to run"},                            \
+        {"--build",       NULL, CLI_CHOICE,    offsetof(T, build), 0, 0,       \
+         cli_build_names, "B",  CLI_BUILD_HELP},                               \
         {"--threads",                                                          \
          NULL,                                                                 \
          CLI_INT,                                                              \
@@ -108,7 +110,8 @@ void bench_list_free(bench_list *l);
 
 /* Opens the context on the named device with T threads; prints the
  * note of an automatic CPU fallback. Returns an exit code. */
-int bench_open(const char *device, int threads, kr_ctx **ctx);
+int bench_open(const char *device, const char *build, int threads,
+               kr_ctx **ctx);
 
 /* Reads or generates item into A. Returns an exit code. */
 int bench_load(const char *command, kr_ctx *ctx, const bench_item *item,

@@ -65,6 +65,7 @@ static void gje_defaults(gje_opts *o)
     o->seed = 1;
     o->block_size = KR_GJE_MAX;
     o->device = "auto";
+    o->build = "env";
 }
 
 static void print_about(void)
@@ -279,7 +280,7 @@ static int open_ops(gje_run *r)
 
 static int run_all(gje_run *r)
 {
-    int rc = bench_open(r->o->device, r->o->threads, &r->ctx);
+    int rc = bench_open(r->o->device, r->o->build, r->o->threads, &r->ctx);
     if (!rc) rc = open_ops(r);
     if (!rc)
         rc = bench_copy_bandwidth(r->ctx, r->o->copy_mb, &r->copy_bytes,

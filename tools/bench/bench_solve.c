@@ -39,6 +39,9 @@ typedef struct solve_row {
     double true_rel; /* ||b - A x|| / ||b||                     */
     double setup_s, matrix_s, precond_s, solve_s, per_iter_s; /* medians */
     double upload_s; /* median: bjacobi's upload of A (part of precond_s) */
+    /* medians: matrix_s's stages (kr_matrix_build_stages), the CSR's
+     * upload (a device build; else 0) and the format's build */
+    double csr_upload_s, format_s;
     double spmv_bytes, iter_bytes, floor_s, ratio;
     bench_iter_model model;
 } solve_row;
@@ -55,11 +58,12 @@ typedef struct solve_run {
 } solve_run;
 
 /* One matrix while its solves run; t holds each rep's times. */
-#define SOLVE_TIMES 6
+#define SOLVE_TIMES 8
 typedef struct solve_mat {
     kr_csr A;
     kr_vec *b, *x;
-    /* setup, matrix, precond, solve, per iteration, bjacobi's upload */
+    /* setup, matrix, precond, solve, per iteration, bjacobi's upload,
+     * the matrix's CSR upload, its format build */
     double *t[SOLVE_TIMES];
 } solve_mat;
 
@@ -115,6 +119,7 @@ static void solve_defaults(solve_opts *o)
     o->precond = "jacobi";
     o->format = KR_FORMAT_DEFAULT;
     o->device = "auto";
+    o->build = "env";
     o->reps = 3;
     o->warmup = 1;
 }
@@ -186,6 +191,8 @@ static void record(solve_row *row, solve_mat *m, int rep, const double *t,
     for (int i = 0; i < 4; i++)
         m->t[i][rep] = t[i];
     m->t[5][rep] = t[4];
+    m->t[6][rep] = t[5];
+    m->t[7][rep] = t[6];
     m->t[4][rep] = res->iterations ? t[3] / res->iterations : NAN;
     if (rep == 0) {
         row->iterations = res->iterations;
@@ -222,6 +229,16 @@ static double upload_seconds(const kr_precond *P)
     return 0.0;
 }
 
+/* A device build (--build device) sets the preconditioner up from the
+ * matrix's CSR view; a host build from host CSR, as before. */
+static kr_status make_precond(solve_run *r, kr_matrix *M, const kr_csr *A,
+                              kr_precond **P)
+{
+    if (kr_ctx_build(r->ctx) == KR_BUILD_DEVICE)
+        return kr_precond_create_matrix(r->ctx, M, A, r->o->precond, NULL, P);
+    return kr_precond_create(r->ctx, A, r->o->precond, P);
+}
+
 /* One solve, setup included; t = setup, matrix, precond, solve seconds.
  * rep < 0: a warm-up, capped at WARMUP_MAXIT iterations and not recorded. */
 static kr_status one_rep(solve_run *r, solve_row *row, solve_mat *m, int rep)
@@ -236,13 +253,14 @@ static kr_status one_rep(solve_run *r, solve_row *row, solve_mat *m, int rep)
     kr_status st = kr_matrix_create(r->ctx, &m->A, r->o->format, &M);
     double t1 = kr_wtime();
     if (st == KR_OK && rep == 0) note_format(row, M);
-    if (st == KR_OK) st = kr_precond_create(r->ctx, &m->A, r->o->precond, &P);
+    if (st == KR_OK) st = make_precond(r, M, &m->A, &P);
     double t2 = kr_wtime();
     if (st == KR_OK && rep == 0) note_blocks(row, P);
     if (st == KR_OK) st = kr_vec_fill(m->x, 0.0);
     if (st == KR_OK) st = kr_solve(r->ctx, M, P, m->b, m->x, &opt, &res);
-    double t[5] = {t2 - t0, t1 - t0, t2 - t1, res.solve_seconds,
+    double t[7] = {t2 - t0, t1 - t0, t2 - t1, res.solve_seconds,
                    upload_seconds(P)};
+    kr_matrix_build_stages(M, &t[5], &t[6]);
     if (st == KR_OK && rep >= 0) record(row, m, rep, t, &res);
     kr_result_free(&res);
     kr_precond_destroy(P);
@@ -288,6 +306,8 @@ static void finish_row(solve_run *r, solve_row *row, solve_mat *m)
     row->solve_s = bench_median(m->t[3], reps);
     row->per_iter_s = bench_median(m->t[4], reps);
     row->upload_s = bench_median(m->t[5], reps);
+    row->csr_upload_s = bench_median(m->t[6], reps);
+    row->format_s = bench_median(m->t[7], reps);
     kr_solve_options opt;
     solver_options(r->o, &opt);
     bench_iter_model_make(&opt, row->n, row->pc_kind, row->iterations,
@@ -359,14 +379,18 @@ static void md_header(FILE *f, const solve_run *r)
             "bytes read + written, median of %d)\n"
             "- times are medians of the reps, after the warm-up runs (each "
             "the whole setup and at most %d iterations, untimed); setup = "
-            "matrix build + preconditioner build; ms/it = solve time / "
+            "matrix build + preconditioner build (the note splits it: the "
+            "CSR's upload, a device build's only, the format's build, the "
+            "preconditioner's build); build %s; ms/it = solve time / "
             "iterations\n"
             "- floor = bytes per iteration / copy bandwidth; SpMV bytes: %s\n",
             kr_ctx_device_name(r->ctx), r->date, o->method, o->precond,
             o->format, o->rtol, o->atol, o->maxit, o->s, o->restart,
             o->breakdown_restarts, o->reps, o->warmup, kr_ctx_threads(r->ctx),
             r->copy_bps * 1e-9, r->copy_bytes >> 20, BENCH_COPY_REPS,
-            WARMUP_MAXIT, BENCH_SPMV_MODEL);
+            WARMUP_MAXIT,
+            kr_ctx_build(r->ctx) == KR_BUILD_DEVICE ? "device" : "host",
+            BENCH_SPMV_MODEL);
     if (kr_ctx_warmup_seconds(r->ctx) > 0)
         fprintf(f,
                 "- context creation loaded the solvers' kernels in %.3f ms "
@@ -404,7 +428,11 @@ static void md_row(FILE *f, const solve_row *w)
     fprintf(f, " | %.3f | %.4f | ", w->iter_bytes / 1048576.0,
             w->floor_s * 1e3);
     bench_md_num(f, "%.2f", w->ratio);
-    fprintf(f, " | format %s", w->chosen);
+    fprintf(f,
+            " | format %s; setup: upload %.3f, format %.3f, precond "
+            "%.3f ms",
+            w->chosen, w->csr_upload_s * 1e3, w->format_s * 1e3,
+            w->precond_s * 1e3);
     md_restarts(f, w);
     fprintf(f, "%s%s |\n", *w->note ? "; " : "", w->note);
 }
@@ -442,6 +470,8 @@ static void json_row(FILE *f, const solve_row *w)
         cli_json_int(&j, "precond_singular_blocks", w->singular);
         cli_json_num(&j, "setup_s", w->setup_s);
         cli_json_num(&j, "matrix_build_s", w->matrix_s);
+        cli_json_num(&j, "matrix_upload_s", w->csr_upload_s);
+        cli_json_num(&j, "format_build_s", w->format_s);
         cli_json_num(&j, "precond_build_s", w->precond_s);
         if (w->blocks > 0) /* bjacobi: what of its build was A's upload */
             cli_json_num(&j, "precond_upload_s", w->upload_s);
@@ -505,7 +535,7 @@ static void write_json(FILE *f, const void *arg)
 
 static int run_all(solve_run *r)
 {
-    int rc = bench_open(r->o->device, r->o->threads, &r->ctx);
+    int rc = bench_open(r->o->device, r->o->build, r->o->threads, &r->ctx);
     if (!rc)
         rc = bench_copy_bandwidth(r->ctx, r->o->copy_mb, &r->copy_bytes,
                                   &r->copy_bps);

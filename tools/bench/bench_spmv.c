@@ -76,6 +76,7 @@ static void spmv_defaults(spmv_opts *o)
     o->reps = 50;
     o->warmup = 10;
     o->device = "auto";
+    o->build = "env";
 }
 
 static void print_help(void)
@@ -685,7 +686,7 @@ static void write_json(FILE *f, const void *arg)
 
 static int run_all(spmv_run *r)
 {
-    int rc = bench_open(r->o->device, r->o->threads, &r->ctx);
+    int rc = bench_open(r->o->device, r->o->build, r->o->threads, &r->ctx);
     if (!rc)
         rc = bench_copy_bandwidth(r->ctx, r->o->copy_mb, &r->copy_bytes,
                                   &r->copy_bps);
