@@ -17,7 +17,7 @@
 #include <string.h>
 
 typedef struct reach_opts {
-    const char *gen, *queries, *blocks, *device;
+    const char *gen, *queries, *blocks, *device, *scc;
     int random, labels, seed, one_based, bench, block_size, threads, help;
 } reach_opts;
 
@@ -50,6 +50,11 @@ static const cli_opt reach_table[] = {
      "D",
      "where the index is built and the batch answered (cuda: GPU labeling "
      "and queries, after a host pass that answers what the labels decide)"},
+    {"--scc", NULL, CLI_CHOICE, OFF(scc), 0, 0, cli_scc_names, "M",
+     "how the strongly connected components are found: tarjan (on the "
+     "host), fwbw (forward-backward with trimming where --device runs: "
+     "OpenMP, or CUDA kernels not yet run on a GPU), auto (fwbw on a GPU "
+     "from 2^22 edges, a provisional threshold; else tarjan)"},
     {"--threads", NULL, CLI_INT, OFF(threads), 0, 1024, NULL, "T",
      "CPU threads, 0 = the OpenMP default"},
     {"--bench", NULL, CLI_FLAG, OFF(bench), 0, 0, NULL, NULL,
@@ -68,6 +73,7 @@ static void defaults(reach_opts *o)
     o->labels = 5;
     o->seed = 1;
     o->device = "auto";
+    o->scc = "tarjan";
 }
 
 static void print_help(void)
@@ -245,12 +251,18 @@ static int load_queries(reach_run *r)
 
 /* ------------------------------------------------------------ answers */
 
+static void reach_options(const reach_opts *o, kr_reach_options *ro)
+{
+    kr_reach_options_default(ro);
+    ro->labels = o->labels;
+    ro->seed = (uint64_t)o->seed;
+    ro->scc = cli_scc_of(o->scc);
+}
+
 static int answer(reach_run *r)
 {
     kr_reach_options ro;
-    kr_reach_options_default(&ro);
-    ro.labels = r->o->labels;
-    ro.seed = (uint64_t)r->o->seed;
+    reach_options(r->o, &ro);
     kr_reach *R = NULL;
     unsigned char *ans = malloc((size_t)r->q + 1);
     kr_status st = ans ? kr_reach_create(r->ctx, r->G, &ro, &R) : KR_ERR_NOMEM;
@@ -272,9 +284,11 @@ static int run(reach_run *r)
 {
     int rc = load_graph(r);
     if (!rc) rc = load_queries(r);
+    kr_reach_options ro;
+    reach_options(r->o, &ro);
     if (!rc && r->o->bench)
         rc = cli_reach_bench(r->G, r->o->gen ? r->o->gen : r->name, r->pairs,
-                             r->q, r->o->labels, r->o->seed, r->o->threads);
+                             r->q, &ro, r->o->threads);
     else if (!rc)
         rc = answer(r);
     return rc;

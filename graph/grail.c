@@ -21,6 +21,7 @@ void kr_reach_options_default(kr_reach_options *o)
 {
     o->labels = 5;
     o->seed = 1;
+    o->scc = KR_SCC_TARJAN;
 }
 
 kr_status kr_grail_ws_init(kr_ctx *ctx, int32_t n, kr_grail_ws *ws)
@@ -252,10 +253,11 @@ static kr_status label_cpu(kr_ctx *ctx, kr_reach *R)
 
 /* -------------------------------------------------------------- the index */
 
-static kr_status condense(kr_ctx *ctx, const kr_graph *G, kr_reach *R)
+static kr_status condense(kr_ctx *ctx, const kr_graph *G, kr_scc_method method,
+                          kr_reach *R)
 {
     int32_t nc;
-    KR_TRY(kr_graph_scc(ctx, G, R->comp, &nc));
+    KR_TRY(kr_graph_scc_with(ctx, G, method, R->comp, &nc, &R->info.scc));
     KR_TRY(kr_graph_condense(ctx, G, R->comp, nc, &R->dag));
     int32_t *size = calloc((size_t)nc + 1, sizeof *size);
     if (!size) return kr_fail(ctx, KR_ERR_NOMEM, "reach: out of host memory");
@@ -276,10 +278,11 @@ static size_t index_bytes(const kr_reach *R)
            (size_t)D->m * 4 + (size_t)4 * R->d * D->n * 4;
 }
 
-static kr_status build(kr_ctx *ctx, const kr_graph *G, kr_reach *R)
+static kr_status build(kr_ctx *ctx, const kr_graph *G, kr_scc_method method,
+                       kr_reach *R)
 {
     double t0 = kr_wtime();
-    KR_TRY(condense(ctx, G, R));
+    KR_TRY(condense(ctx, G, method, R));
     double t1 = kr_wtime();
     size_t nlab = (size_t)2 * R->d * R->dag->n + 1;
     int gpu = ctx->device == KR_DEVICE_CUDA;
@@ -319,7 +322,7 @@ kr_status kr_reach_create(kr_ctx *ctx, const kr_graph *G,
     R->seed = o->seed;
     R->info.vertices = G->n;
     R->info.labels = o->labels;
-    kr_status st = build(ctx, G, R);
+    kr_status st = build(ctx, G, o->scc, R);
     if (st != KR_OK) {
         kr_reach_destroy(R);
         return st;
