@@ -33,3 +33,22 @@ static kr_status fwbw_not_compiled(kr_ctx *ctx, const kr_graph *G,
 /* create fails, so the driver calls nothing else */
 const kr_fwbw_steps kr_fwbw_cuda_steps = {
     "fwbw-gpu", 0, fwbw_not_compiled, NULL, NULL, NULL, NULL, NULL, NULL};
+
+kr_status kr_scc_cuda_number(kr_ctx *ctx, const kr_graph *G,
+                             const int32_t *label, int32_t *comp,
+                             int32_t *ncomp)
+{
+    (void)G, (void)label, (void)comp, (void)ncomp;
+    return kr_fail(ctx, KR_ERR_NOT_COMPILED,
+                   "the GPU's SCC numbering needs a build with CUDA");
+}
+
+kr_status kr_graph_condense_cuda(kr_ctx *ctx, const kr_graph *G,
+                                 const int32_t *comp, int32_t ncomp,
+                                 kr_graph **D)
+{
+    (void)G, (void)comp, (void)ncomp;
+    *D = NULL;
+    return kr_fail(ctx, KR_ERR_NOT_COMPILED,
+                   "the GPU's condensation needs a build with CUDA");
+}

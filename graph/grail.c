@@ -12,6 +12,7 @@
 #include "graph/grail.h"
 
 #include "core/error.h"
+#include "graph/scc.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -258,7 +259,10 @@ static kr_status condense(kr_ctx *ctx, const kr_graph *G, kr_scc_method method,
 {
     int32_t nc;
     KR_TRY(kr_graph_scc_with(ctx, G, method, R->comp, &nc, &R->info.scc));
-    KR_TRY(kr_graph_condense(ctx, G, R->comp, nc, &R->dag));
+    if (!strcmp(R->info.scc.method, "fwbw-gpu")) /* the GPU's, whole */
+        KR_TRY(kr_graph_condense_cuda(ctx, G, R->comp, nc, &R->dag));
+    else
+        KR_TRY(kr_graph_condense(ctx, G, R->comp, nc, &R->dag));
     int32_t *size = calloc((size_t)nc + 1, sizeof *size);
     if (!size) return kr_fail(ctx, KR_ERR_NOMEM, "reach: out of host memory");
     int32_t largest = 0;

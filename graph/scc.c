@@ -8,6 +8,7 @@
 #include "core/error.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 typedef struct tarjan {
     const kr_graph *G;
@@ -99,129 +100,133 @@ done:
 
 /* ------------------------------------------------ canonical numbering */
 
-typedef struct numbering {
-    const kr_graph *G;
-    int32_t k;      /* components                                 */
-    int32_t *tmp;   /* v -> component, by least vertex            */
-    int64_t *first; /* k + 1: the members of c are order[first[c]..) */
-    int32_t *order; /* vertices grouped by component              */
-    int32_t *indeg; /* edges into c from other components         */
-    int32_t *level; /* longest path from a source, then the rank  */
-    int32_t *queue; /* k                                          */
-} numbering;
-
-/* Components numbered by their least vertex: the order labels first
- * appear in; dense[] maps a label to that number. */
-static void first_appearance(numbering *x, const int32_t *label, int32_t *dense)
+/* name[v]: the least vertex of v's component (seen: n of scratch). */
+static void least_names(const kr_graph *G, const int32_t *label, int32_t *seen,
+                        int32_t *name)
 {
-    const kr_graph *G = x->G;
     for (int32_t v = 0; v < G->n; v++)
-        dense[v] = -1;
-    x->k = 0;
+        seen[v] = -1;
     for (int32_t v = 0; v < G->n; v++) {
         int32_t l = label[v];
-        if (dense[l] < 0) dense[l] = x->k++;
-        x->tmp[v] = dense[l];
+        if (seen[l] < 0) seen[l] = v;
+        name[v] = seen[l];
     }
 }
 
-static void group_members(numbering *x)
+static void cross_indegrees(const kr_graph *G, const int32_t *name,
+                            int32_t *indeg)
 {
-    const kr_graph *G = x->G;
-    for (int32_t v = 0; v < G->n; v++)
-        x->first[x->tmp[v] + 1]++;
-    for (int32_t c = 0; c < x->k; c++)
-        x->first[c + 1] += x->first[c];
-    for (int32_t v = 0; v < G->n; v++)
-        x->order[x->first[x->tmp[v]]++] = v;
-    for (int32_t c = x->k; c > 0; c--)
-        x->first[c] = x->first[c - 1];
-    x->first[0] = 0;
-}
-
-/* Kahn's algorithm on the condensation, taken from G's edges: a component
- * is queued when its last predecessor is, which has the greatest level.
- * Returns the components placed (k unless the labels close a cycle). */
-static int32_t kahn_levels(numbering *x)
-{
-    const kr_graph *G = x->G;
+    memset(indeg, 0, (size_t)G->n * sizeof *indeg);
     for (int32_t u = 0; u < G->n; u++)
         for (int64_t e = G->off[u]; e < G->off[u + 1]; e++)
-            if (x->tmp[G->adj[e]] != x->tmp[u]) x->indeg[x->tmp[G->adj[e]]]++;
+            if (name[G->adj[e]] != name[u]) indeg[name[G->adj[e]]]++;
+}
+
+/* Kahn's algorithm, first-in first-out from the components at level
+ * `from`: a component is queued when its last predecessor is, which has
+ * the greatest level. */
+static int32_t kahn(const kr_graph *G, const int32_t *name,
+                    const int64_t *first, const int32_t *order, int32_t *level,
+                    int32_t *indeg, int32_t *queue, int32_t from)
+{
     int32_t head = 0, tail = 0;
-    for (int32_t c = 0; c < x->k; c++)
-        if (!x->indeg[c]) {
-            x->level[c] = 0;
-            x->queue[tail++] = c;
-        }
+    for (int32_t c = 0; c < G->n; c++)
+        if (name[c] == c && level[c] == from) queue[tail++] = c;
     while (head < tail) {
-        int32_t c = x->queue[head++];
-        for (int64_t i = x->first[c]; i < x->first[c + 1]; i++) {
-            int32_t u = x->order[i];
+        int32_t c = queue[head++];
+        for (int64_t i = first[c]; i < first[c + 1]; i++) {
+            int32_t u = order[i];
             for (int64_t e = G->off[u]; e < G->off[u + 1]; e++) {
-                int32_t d = x->tmp[G->adj[e]];
-                if (d == c || --x->indeg[d]) continue;
-                x->level[d] = x->level[c] + 1;
-                x->queue[tail++] = d;
+                int32_t d = name[G->adj[e]];
+                if (d == c || --indeg[d]) continue;
+                level[d] = level[c] + 1;
+                queue[tail++] = d;
             }
         }
     }
     return tail;
 }
 
-/* level[c] becomes c's rank by (level, least vertex): a counting sort by
- * level, stable in c. indeg (all zero after Kahn) holds the counts. */
-static void rank_by_level(numbering *x)
+kr_status kr_scc_levels(kr_ctx *ctx, const kr_graph *G, const int32_t *name,
+                        int32_t *level, int32_t *indeg, int32_t from)
 {
-    int32_t *count = x->indeg;
-    for (int32_t c = 0; c < x->k; c++)
-        count[x->level[c]]++;
+    size_t n = (size_t)G->n + 1;
+    int64_t *first = calloc(n + 1, sizeof *first);
+    int32_t *order = malloc(n * sizeof *order);
+    int32_t *queue = malloc(n * sizeof *queue);
+    kr_status st = KR_OK;
+    if (!first || !order || !queue) {
+        st = kr_fail(ctx, KR_ERR_NOMEM, "scc: out of host memory");
+        goto done;
+    }
+    for (int32_t v = 0; v < G->n; v++) /* members grouped by name */
+        first[name[v] + 1]++;
+    for (int32_t c = 0; c < G->n; c++)
+        first[c + 1] += first[c];
+    for (int32_t v = 0; v < G->n; v++)
+        order[first[name[v]]++] = v;
+    for (int32_t c = G->n; c > 0; c--)
+        first[c] = first[c - 1];
+    first[0] = 0;
+    kahn(G, name, first, order, level, indeg, queue, from);
+    for (int32_t c = 0; c < G->n; c++)
+        if (name[c] == c && level[c] < 0) {
+            st = kr_fail(ctx, KR_ERR_ARG,
+                         "scc: the component map leaves a cycle between "
+                         "components (vertex %d)",
+                         (int)c + 1);
+            break;
+        }
+done:
+    free(first);
+    free(order);
+    free(queue);
+    return st;
+}
+
+kr_status kr_scc_rank(kr_ctx *ctx, int32_t n, const int32_t *name,
+                      int32_t *level, int32_t *comp, int32_t *ncomp)
+{
+    int32_t *count = calloc((size_t)n + 1, sizeof *count), k = 0;
+    if (!count) return kr_fail(ctx, KR_ERR_NOMEM, "scc: out of host memory");
+    for (int32_t v = 0; v < n; v++)
+        if (name[v] == v) count[level[v]]++, k++;
     int32_t sum = 0;
-    for (int32_t l = 0; l < x->k; l++) {
+    for (int32_t l = 0; l < n; l++) {
         int32_t here = count[l];
         count[l] = sum;
         sum += here;
     }
-    for (int32_t c = 0; c < x->k; c++)
-        x->level[c] = count[x->level[c]]++;
+    for (int32_t v = 0; v < n; v++) /* each name's level read once */
+        if (name[v] == v) level[v] = count[level[v]]++;
+    for (int32_t v = 0; v < n; v++)
+        comp[v] = level[name[v]];
+    *ncomp = k;
+    free(count);
+    return KR_OK;
 }
 
 kr_status kr_scc_number(kr_ctx *ctx, const kr_graph *G, const int32_t *label,
                         int32_t *comp, int32_t *ncomp)
 {
     size_t n = (size_t)G->n + 1;
-    numbering x = {G,
-                   0,
-                   malloc(n * sizeof(int32_t)),
-                   calloc(n + 1, sizeof(int64_t)),
-                   malloc(n * sizeof(int32_t)),
-                   calloc(n, sizeof(int32_t)),
-                   malloc(n * sizeof(int32_t)),
-                   malloc(n * sizeof(int32_t))};
+    int32_t *name = malloc(n * 4), *level = malloc(n * 4);
+    int32_t *indeg = malloc(n * 4);
     kr_status st = KR_OK;
-    if (!x.tmp || !x.first || !x.order || !x.indeg || !x.level || !x.queue) {
+    if (!name || !level || !indeg) {
         st = kr_fail(ctx, KR_ERR_NOMEM, "scc: out of host memory");
         goto done;
     }
-    first_appearance(&x, label, x.queue);
-    group_members(&x);
-    if (kahn_levels(&x) != x.k) {
-        st = kr_fail(ctx, KR_ERR_ARG,
-                     "scc: the component map leaves a cycle between "
-                     "components");
-        goto done;
-    }
-    rank_by_level(&x);
+    least_names(G, label, level, name);
+    cross_indegrees(G, name, indeg);
     for (int32_t v = 0; v < G->n; v++)
-        comp[v] = x.level[x.tmp[v]];
-    *ncomp = x.k;
+        level[v] = name[v] == v && !indeg[v] ? 0 : -1;
+    KR_CHECK(st, kr_scc_levels(ctx, G, name, level, indeg, 0), done);
+    st = kr_scc_rank(ctx, G->n, name, level, comp, ncomp);
 done:
-    free(x.tmp);
-    free(x.first);
-    free(x.order);
-    free(x.indeg);
-    free(x.level);
-    free(x.queue);
+    free(name);
+    free(level);
+    free(indeg);
     return st;
 }
 
@@ -264,7 +269,10 @@ kr_status kr_graph_scc_with(kr_ctx *ctx, const kr_graph *G,
         kr_fwbw_stats fs = {0, 0, 0};
         local.method = steps->name;
         st = kr_scc_fwbw(ctx, G, steps, comp, &fs);
-        if (st == KR_OK) st = kr_scc_number(ctx, G, comp, comp, ncomp);
+        if (st == KR_OK && steps == &kr_fwbw_cuda_steps)
+            st = kr_scc_cuda_number(ctx, G, comp, comp, ncomp);
+        else if (st == KR_OK)
+            st = kr_scc_number(ctx, G, comp, comp, ncomp);
         local.passes = fs.passes;
         local.rounds = fs.rounds;
         local.host_rest = fs.host_rest;

@@ -40,6 +40,30 @@ kr_status kr_scc_tarjan(kr_ctx *ctx, const kr_graph *G, int32_t *comp,
 kr_status kr_scc_number(kr_ctx *ctx, const kr_graph *G, const int32_t *label,
                         int32_t *comp, int32_t *ncomp);
 
+/* kr_scc_number's parts, for the GPU's to finish on the host. name[v]
+ * is the least vertex of v's component; level[] and indeg[] are indexed
+ * by name. kr_scc_levels runs Kahn's algorithm from the components whose
+ * level is `from` (those of lower level are done, the others -1; indeg
+ * counts their edges from components not yet done); kr_scc_rank turns
+ * the levels into comp[] (level[] is overwritten). */
+kr_status kr_scc_levels(kr_ctx *ctx, const kr_graph *G, const int32_t *name,
+                        int32_t *level, int32_t *indeg, int32_t from);
+kr_status kr_scc_rank(kr_ctx *ctx, int32_t n, const int32_t *name,
+                      int32_t *level, int32_t *comp, int32_t *ncomp);
+
+/* kr_scc_number with the names, in-degrees and levels found on the GPU
+ * (scc_number.cu): one pass per level of the condensation, then, after
+ * KR_SCC_GPU_LEVEL_PASSES, the host finishes; the ranks are made on the
+ * host. The same comp[]. */
+#define KR_SCC_GPU_LEVEL_PASSES 4096
+kr_status kr_scc_cuda_number(kr_ctx *ctx, const kr_graph *G,
+                             const int32_t *label, int32_t *comp,
+                             int32_t *ncomp);
+/* kr_graph_condense on the GPU: the same edges, each vertex's sorted. */
+kr_status kr_graph_condense_cuda(kr_ctx *ctx, const kr_graph *G,
+                                 const int32_t *comp, int32_t ncomp,
+                                 kr_graph **D);
+
 /* ------------------------------------------------------ forward-backward */
 
 /* The state of a run, in host or device memory. Every vertex is active

@@ -403,6 +403,75 @@ START_TEST(scc_choice_and_errors)
 }
 END_TEST
 
+/* The GPU's level passes, done here one after another (a pass only
+ * releases components of its own level, so the order inside does not
+ * matter), stopped after `passes`; the host's kr_scc_levels and
+ * kr_scc_rank finish, as after the GPU's budget. */
+static void finish_after(kr_ctx *ctx, const kr_graph *G, const int32_t *raw,
+                         int32_t passes, int32_t *comp, int32_t *nc)
+{
+    int32_t n = G->n, *name = malloc((size_t)n * 4 + 4);
+    int32_t *least = malloc((size_t)n * 4 + 4),
+            *level = malloc((size_t)n * 4 + 4);
+    int32_t *indeg = calloc((size_t)n + 1, 4);
+    for (int32_t v = 0; v < n; v++)
+        least[v] = INT32_MAX;
+    for (int32_t v = 0; v < n; v++)
+        if (v < least[raw[v]]) least[raw[v]] = v;
+    for (int32_t v = 0; v < n; v++)
+        name[v] = least[raw[v]];
+    for (int32_t u = 0; u < n; u++)
+        for (int64_t e = G->off[u]; e < G->off[u + 1]; e++)
+            indeg[name[G->adj[e]]] += name[G->adj[e]] != name[u];
+    for (int32_t v = 0; v < n; v++)
+        level[v] = name[v] == v && !indeg[v] ? 0 : -1;
+    for (int32_t L = 0; L < passes; L++)
+        for (int32_t u = 0; u < n; u++) {
+            if (level[name[u]] != L) continue;
+            for (int64_t e = G->off[u]; e < G->off[u + 1]; e++) {
+                int32_t d = name[G->adj[e]];
+                if (d != name[u] && --indeg[d] == 0) level[d] = L + 1;
+            }
+        }
+    ck_assert_int_eq(kr_scc_levels(ctx, G, name, level, indeg, passes), KR_OK);
+    ck_assert_int_eq(kr_scc_rank(ctx, n, name, level, comp, nc), KR_OK);
+    free(name);
+    free(least);
+    free(level);
+    free(indeg);
+}
+
+START_TEST(numbering_finishes_from_any_level)
+{
+    kr_ctx *ctx = kt_cpu();
+    kr_graph *graphs[3] = {planted_graph(ctx, 6000, 300, 5150),
+                           chain(ctx, 3000, 1, 0), NULL};
+    ck_assert_int_eq(kr_graph_generate(ctx, "dag:4000,4,2", &graphs[2]), KR_OK);
+    const int32_t passes[] = {0, 1, 2, 7, 60, 5000};
+    for (int g = 0; g < 3; g++) {
+        const kr_graph *G = graphs[g];
+        size_t n = (size_t)G->n;
+        int32_t *raw = malloc(n * 4), *ref = malloc(n * 4),
+                *got = malloc(n * 4);
+        int32_t nr, nref, ngot;
+        ck_assert_int_eq(kr_scc_tarjan(ctx, G, raw, &nr), KR_OK);
+        ck_assert_int_eq(kr_scc_number(ctx, G, raw, ref, &nref), KR_OK);
+        for (int i = 0; i < 6; i++) {
+            finish_after(ctx, G, raw, passes[i], got, &ngot);
+            ck_assert_int_eq(ngot, nref);
+            ck_assert_msg(!memcmp(ref, got, n * 4),
+                          "graph %d: finished after %d passes: differs", g,
+                          (int)passes[i]);
+        }
+        free(raw);
+        free(ref);
+        free(got);
+        kr_graph_destroy(graphs[g]);
+    }
+    kr_ctx_destroy(ctx);
+}
+END_TEST
+
 /* ------------------------------------------------------- step by step */
 
 typedef struct stepper {
@@ -559,6 +628,89 @@ START_TEST(gpu_scc_equals_tarjan)
 }
 END_TEST
 
+static int by_value(const void *a, const void *b)
+{
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The same graph up to the order of each vertex's out-edges. */
+static void same_rows(const kr_graph *A, const kr_graph *B, const char *what)
+{
+    ck_assert_int_eq(A->n, B->n);
+    ck_assert_int_eq(A->m, B->m);
+    ck_assert(!memcmp(A->off, B->off, ((size_t)A->n + 1) * 8));
+    int32_t *a = malloc((size_t)A->m * 4 + 4),
+            *b = malloc((size_t)A->m * 4 + 4);
+    memcpy(a, A->adj, (size_t)A->m * 4);
+    memcpy(b, B->adj, (size_t)A->m * 4);
+    for (int32_t v = 0; v < A->n; v++) {
+        size_t k = (size_t)(A->off[v + 1] - A->off[v]);
+        qsort(a + A->off[v], k, 4, by_value);
+        qsort(b + A->off[v], k, 4, by_value);
+    }
+    ck_assert_msg(!memcmp(a, b, (size_t)A->m * 4), "%s: condensations differ",
+                  what);
+    free(a);
+    free(b);
+}
+
+/* The GPU's numbering and condensation against the host's, from Tarjan's
+ * raw map (named differently from the numbered one). */
+static void gpu_number_and_condense(kr_ctx *gpu, const kr_graph *G,
+                                    const char *what)
+{
+    size_t n = (size_t)G->n + 1;
+    int32_t *raw = malloc(n * 4), *ch = malloc(n * 4), *cg = malloc(n * 4);
+    int32_t nr, nh, ng;
+    ck_assert_int_eq(kr_scc_tarjan(gpu, G, raw, &nr), KR_OK);
+    ck_assert_int_eq(kr_scc_number(gpu, G, raw, ch, &nh), KR_OK);
+    ck_assert_int_eq(kr_scc_cuda_number(gpu, G, raw, cg, &ng), KR_OK);
+    ck_assert_int_eq(ng, nh);
+    ck_assert_msg(!memcmp(ch, cg, (size_t)G->n * 4),
+                  "%s: the GPU's numbering differs", what);
+    kr_graph *Dh, *Dg;
+    ck_assert_int_eq(kr_graph_condense(gpu, G, ch, nh, &Dh), KR_OK);
+    ck_assert_int_eq(kr_graph_condense_cuda(gpu, G, ch, nh, &Dg), KR_OK);
+    same_rows(Dh, Dg, what);
+    printf("%s: %d SCCs, %lld DAG edges: the GPU's numbering and "
+           "condensation equal the host's\n",
+           what, (int)nh, (long long)Dh->m);
+    kr_graph_destroy(Dh);
+    kr_graph_destroy(Dg);
+    free(raw);
+    free(ch);
+    free(cg);
+}
+
+START_TEST(gpu_numbering_and_condensation)
+{
+    kr_ctx *gpu = kt_gpu_or_skip("gpu_numbering_and_condensation");
+    if (!gpu) return;
+    uint64_t seed = (uint64_t)time(NULL);
+    for (int i = 0; i < 4; i++) {
+        printf("gpu_numbering_and_condensation: seed %llu\n",
+               (unsigned long long)(seed + (uint64_t)i));
+        kr_graph *G =
+            planted_graph(gpu, 2000 + 30000 * i, 5 + 200 * i, seed + i);
+        gpu_number_and_condense(gpu, G, "planted");
+        kr_graph_destroy(G);
+    }
+    const char *specs[] = {"dag:1,0", "dag:200000,10"};
+    for (int i = 0; i < 2; i++) {
+        kr_graph *G;
+        ck_assert_int_eq(kr_graph_generate(gpu, specs[i], &G), KR_OK);
+        gpu_number_and_condense(gpu, G, specs[i]);
+        kr_graph_destroy(G);
+    }
+    /* 10^7 levels: the host finishes after the GPU's passes */
+    kr_graph *C = chain(gpu, 10000000, 1, 0);
+    gpu_number_and_condense(gpu, C, "backward chain");
+    kr_graph_destroy(C);
+    kr_ctx_destroy(gpu);
+}
+END_TEST
+
 /* KR_SCC_AUTO: Tarjan below the threshold, the GPU's steps above it. */
 START_TEST(gpu_auto_choice)
 {
@@ -601,9 +753,11 @@ int main(void)
     tcase_add_test(t, fwbw_shared_matrices);
     tcase_add_test(t, fwbw_condensation);
     tcase_add_test(t, scc_choice_and_errors);
+    tcase_add_test(t, numbering_finishes_from_any_level);
     tcase_add_test(t, fwbw_steps_same_on_any_thread_count);
     tcase_add_test(t, gpu_steps_match_cpu_steps);
     tcase_add_test(t, gpu_scc_equals_tarjan);
+    tcase_add_test(t, gpu_numbering_and_condensation);
     tcase_add_test(t, gpu_auto_choice);
     suite_add_tcase(s, t);
     return kt_run(s);
