@@ -562,20 +562,29 @@ static void lockstep(stepper *s, const kr_graph *G, const char *what)
     kr_graph_destroy(T);
 }
 
+/* Planted graphs, each run through steps `sa` on a and `sb` on b side by
+ * side. */
+static void lockstep_planted(kr_ctx *a, const kr_fwbw_steps *sa, kr_ctx *b,
+                             const kr_fwbw_steps *sb, uint64_t seed, int runs,
+                             const char *test)
+{
+    for (int i = 0; i < runs; i++) {
+        printf("%s: seed %llu\n", test,
+               (unsigned long long)(seed + (uint64_t)i));
+        kr_graph *G =
+            planted_graph(a, 4000 + 12000 * i, 30 + 200 * i, seed + i);
+        stepper s[2] = {{a, sa, NULL, NULL, NULL}, {b, sb, NULL, NULL, NULL}};
+        lockstep(s, G, "planted");
+        kr_graph_destroy(G);
+    }
+}
+
 START_TEST(fwbw_steps_same_on_any_thread_count)
 {
     kr_ctx *one = kt_cpu(), *all = kt_cpu();
     ck_assert_int_eq(kr_ctx_set_threads(one, 1), KR_OK);
-    for (int i = 0; i < 3; i++) {
-        uint64_t seed = 61 + (uint64_t)i;
-        printf("fwbw_steps_same_on_any_thread_count: seed %llu\n",
-               (unsigned long long)seed);
-        kr_graph *G = planted_graph(one, 4000 + 3000 * i, 30 + 200 * i, seed);
-        stepper s[2] = {{one, &kr_fwbw_cpu_steps, NULL, NULL, NULL},
-                        {all, &kr_fwbw_cpu_steps, NULL, NULL, NULL}};
-        lockstep(s, G, "planted");
-        kr_graph_destroy(G);
-    }
+    lockstep_planted(one, &kr_fwbw_cpu_steps, all, &kr_fwbw_cpu_steps, 61, 3,
+                     "fwbw_steps_same_on_any_thread_count");
     kr_ctx_destroy(one);
     kr_ctx_destroy(all);
 }
@@ -588,17 +597,8 @@ START_TEST(gpu_steps_match_cpu_steps)
     kr_ctx *gpu = kt_gpu_or_skip("gpu_steps_match_cpu_steps");
     if (!gpu) return;
     kr_ctx *cpu = kt_cpu();
-    uint64_t seed = (uint64_t)time(NULL);
-    for (int i = 0; i < 4; i++) {
-        printf("gpu_steps_match_cpu_steps: seed %llu\n",
-               (unsigned long long)(seed + (uint64_t)i));
-        kr_graph *G =
-            planted_graph(cpu, 5000 + 20000 * i, 10 + 300 * i, seed + i);
-        stepper s[2] = {{cpu, &kr_fwbw_cpu_steps, NULL, NULL, NULL},
-                        {gpu, &kr_fwbw_cuda_steps, NULL, NULL, NULL}};
-        lockstep(s, G, "planted");
-        kr_graph_destroy(G);
-    }
+    lockstep_planted(cpu, &kr_fwbw_cpu_steps, gpu, &kr_fwbw_cuda_steps,
+                     (uint64_t)time(NULL), 4, "gpu_steps_match_cpu_steps");
     kr_ctx_destroy(cpu);
     kr_ctx_destroy(gpu);
 }
