@@ -181,6 +181,17 @@ static void cpu_destroy(kr_ctx *ctx, void *state)
     free(s);
 }
 
+/* A pass over a small graph takes microseconds, less than waking a team
+ * (tens of milliseconds on a loaded machine): the default thread count
+ * uses one thread below this many vertices; one the user set is kept. */
+#define PARALLEL_MIN_VERTICES 65536
+
+static int team_size(const kr_ctx *ctx, int32_t n)
+{
+    if (ctx->threads) return ctx->threads;
+    return n >= PARALLEL_MIN_VERTICES ? kr_ctx_threads(ctx) : 1;
+}
+
 static kr_status cpu_create(kr_ctx *ctx, const kr_graph *G, const kr_graph *T,
                             void **state)
 {
@@ -191,7 +202,7 @@ static kr_status cpu_create(kr_ctx *ctx, const kr_graph *G, const kr_graph *T,
                                 G->adj,        T->adj,       calloc(n, 4),
                                 malloc(n * 4), calloc(n, 4), calloc(n, 4),
                                 malloc(n * 4)};
-        s->threads = kr_ctx_threads(ctx);
+        s->threads = team_size(ctx, G->n);
     }
     if (!s || !s->a.sub || !s->a.label || !s->a.fw || !s->a.bw || !s->a.elect) {
         cpu_destroy(ctx, s);

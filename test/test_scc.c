@@ -583,6 +583,7 @@ START_TEST(fwbw_steps_same_on_any_thread_count)
 {
     kr_ctx *one = kt_cpu(), *all = kt_cpu();
     ck_assert_int_eq(kr_ctx_set_threads(one, 1), KR_OK);
+    ck_assert_int_eq(kr_ctx_set_threads(all, 2), KR_OK);
     lockstep_planted(one, &kr_fwbw_cpu_steps, all, &kr_fwbw_cpu_steps, 61, 3,
                      "fwbw_steps_same_on_any_thread_count");
     kr_ctx_destroy(one);
