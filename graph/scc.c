@@ -239,14 +239,79 @@ static int use_gpu_fwbw(kr_ctx *ctx, const kr_graph *G, kr_scc_method method)
     return method == KR_SCC_AUTO && G->m >= KR_SCC_GPU_MIN_EDGES;
 }
 
+/* Tarjan's ids close sinks first, so in decreasing id every edge between
+ * components goes forward: one relaxation pass in that order gives the
+ * levels kr_scc_number's Kahn pass would (no in-degrees, no queue), then
+ * the same ranks. */
+typedef struct closing_order {
+    int64_t *first; /* k + 1: members of c at order[first[c]..first[c+1]) */
+    int32_t *order, *level, *count;
+} closing_order;
+
+static void relax_levels(const kr_graph *G, const int32_t *raw, int32_t k,
+                         closing_order *x)
+{
+    for (int32_t v = 0; v < G->n; v++)
+        x->first[raw[v] + 1]++;
+    for (int32_t c = 0; c < k; c++)
+        x->first[c + 1] += x->first[c];
+    for (int32_t v = 0; v < G->n; v++) /* members in increasing order */
+        x->order[x->first[raw[v]]++] = v;
+    for (int32_t c = k; c > 0; c--)
+        x->first[c] = x->first[c - 1];
+    x->first[0] = 0;
+    for (int32_t c = k - 1; c >= 0; c--)
+        for (int64_t i = x->first[c]; i < x->first[c + 1]; i++) {
+            int32_t u = x->order[i];
+            for (int64_t e = G->off[u]; e < G->off[u + 1]; e++) {
+                int32_t d = raw[G->adj[e]];
+                if (d != c && x->level[d] <= x->level[c])
+                    x->level[d] = x->level[c] + 1;
+            }
+        }
+}
+
+/* comp[v]: the rank of v's component by (level, least vertex); a
+ * component's least vertex is its first member in order[]. */
+static void rank_closing(const kr_graph *G, const int32_t *raw, int32_t k,
+                         closing_order *x, int32_t *comp)
+{
+    for (int32_t c = 0; c < k; c++)
+        x->count[x->level[c]]++;
+    int32_t sum = 0;
+    for (int32_t l = 0; l < k; l++) {
+        int32_t here = x->count[l];
+        x->count[l] = sum;
+        sum += here;
+    }
+    for (int32_t v = 0; v < G->n; v++) {
+        int32_t c = raw[v];
+        if (x->order[x->first[c]] == v) x->level[c] = x->count[x->level[c]]++;
+    }
+    for (int32_t v = 0; v < G->n; v++)
+        comp[v] = x->level[raw[v]];
+}
+
 static kr_status tarjan_numbered(kr_ctx *ctx, const kr_graph *G, int32_t *comp,
                                  int32_t *ncomp)
 {
-    int32_t *raw = malloc(((size_t)G->n + 1) * sizeof *raw);
-    if (!raw) return kr_fail(ctx, KR_ERR_NOMEM, "scc: out of host memory");
-    kr_status st = kr_scc_tarjan(ctx, G, raw, ncomp);
-    if (st == KR_OK) st = kr_scc_number(ctx, G, raw, comp, ncomp);
+    size_t n = (size_t)G->n + 1;
+    int32_t *raw = malloc(n * sizeof *raw);
+    closing_order x = {calloc(n + 1, sizeof(int64_t)), malloc(n * 4),
+                       calloc(n, 4), calloc(n, 4)};
+    kr_status st = KR_OK;
+    if (!raw || !x.first || !x.order || !x.level || !x.count)
+        st = kr_fail(ctx, KR_ERR_NOMEM, "scc: out of host memory");
+    if (st == KR_OK) st = kr_scc_tarjan(ctx, G, raw, ncomp);
+    if (st == KR_OK) {
+        relax_levels(G, raw, *ncomp, &x);
+        rank_closing(G, raw, *ncomp, &x, comp);
+    }
     free(raw);
+    free(x.first);
+    free(x.order);
+    free(x.level);
+    free(x.count);
     return st;
 }
 
