@@ -17,11 +17,27 @@
 #include <string.h>
 
 typedef struct reach_opts {
-    const char *gen, *queries, *blocks, *device, *scc;
+    const char *gen, *queries, *blocks, *device, *scc, *gpu_labeling;
     int random, labels, seed, one_based, bench, block_size, threads, help;
 } reach_opts;
 
 #define OFF(field) offsetof(reach_opts, field)
+
+/* in the order of their kr_reach_options.gpu_variants flags (0 to 3) */
+static const char *const *gpu_labeling_names(void)
+{
+    static const char *const names[] = {"queue", "status-levels", "degree-bins",
+                                        "both", NULL};
+    return names;
+}
+
+static unsigned gpu_variants_of(const char *name)
+{
+    const char *const *names = gpu_labeling_names();
+    for (unsigned i = 0; names[i]; i++)
+        if (!strcmp(name, names[i])) return i;
+    return 0;
+}
 
 static const cli_opt reach_table[] = {
     {"--gen", NULL, CLI_STR, OFF(gen), 0, 0, NULL, "SPEC",
@@ -55,6 +71,12 @@ static const cli_opt reach_table[] = {
      "host), fwbw (forward-backward with trimming where --device runs: "
      "OpenMP, or CUDA kernels not yet run on a GPU), auto (fwbw on a GPU "
      "from 2^22 edges, a provisional threshold; else tarjan)"},
+    {"--gpu-labeling", NULL, CLI_CHOICE, OFF(gpu_labeling), 0, 0,
+     gpu_labeling_names, "V",
+     "GPU labeling variant (not yet measured): queue (depth levels from a "
+     "queue, a warp per vertex), status-levels (levels from status arrays, "
+     "every pass over all vertices), degree-bins (a thread, warp or block per "
+     "vertex by out-degree), or both"},
     {"--threads", NULL, CLI_INT, OFF(threads), 0, 1024, NULL, "T",
      "CPU threads, 0 = the OpenMP default"},
     {"--bench", NULL, CLI_FLAG, OFF(bench), 0, 0, NULL, NULL,
@@ -74,6 +96,7 @@ static void defaults(reach_opts *o)
     o->seed = 1;
     o->device = "auto";
     o->scc = "tarjan";
+    o->gpu_labeling = "queue";
 }
 
 static void print_help(void)
@@ -257,6 +280,7 @@ static void reach_options(const reach_opts *o, kr_reach_options *ro)
     ro->labels = o->labels;
     ro->seed = (uint64_t)o->seed;
     ro->scc = cli_scc_of(o->scc);
+    ro->gpu_variants = gpu_variants_of(o->gpu_labeling);
 }
 
 static int answer(reach_run *r)

@@ -23,6 +23,7 @@ void kr_reach_options_default(kr_reach_options *o)
     o->labels = 5;
     o->seed = 1;
     o->scc = KR_SCC_TARJAN;
+    o->gpu_variants = 0;
 }
 
 kr_status kr_grail_ws_init(kr_ctx *ctx, int32_t n, kr_grail_ws *ws)
@@ -315,6 +316,10 @@ kr_status kr_reach_create(kr_ctx *ctx, const kr_graph *G,
     if (o->labels < 1 || o->labels > 16)
         return kr_fail(ctx, KR_ERR_ARG, "reach: %d labels, not in 1..16",
                        o->labels);
+    if (o->gpu_variants &
+        ~(KR_REACH_GPU_STATUS_LEVELS | KR_REACH_GPU_DEGREE_BINS))
+        return kr_fail(ctx, KR_ERR_ARG, "reach: unknown GPU variant flags %#x",
+                       o->gpu_variants);
     kr_reach *R = calloc(1, sizeof *R);
     if (R) R->comp = malloc(((size_t)G->n + 1) * sizeof *R->comp);
     if (!R || !R->comp) {
@@ -324,6 +329,7 @@ kr_status kr_reach_create(kr_ctx *ctx, const kr_graph *G,
     R->n = G->n;
     R->d = o->labels;
     R->seed = o->seed;
+    R->gpu_variants = o->gpu_variants;
     R->info.vertices = G->n;
     R->info.labels = o->labels;
     kr_status st = build(ctx, G, o->scc, R);

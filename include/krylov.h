@@ -580,7 +580,17 @@ typedef struct kr_reach_options {
     int labels;        /* d, interval labels per vertex, 1..16; default 5 */
     uint64_t seed;     /* of the randomized traversals; default 1          */
     kr_scc_method scc; /* how the SCCs are found; default KR_SCC_TARJAN */
+    unsigned gpu_variants; /* KR_REACH_GPU_* flags: GPU labeling variants
+                              of Quer and Calabrese, not yet measured, so
+                              off by default; default 0                 */
 } kr_reach_options;
+
+/* Depth levels from status arrays (every pass scans all vertices) instead
+ * of a queue the level's parents fill. */
+#define KR_REACH_GPU_STATUS_LEVELS 1u
+/* Each level's labels in three launches by out-degree (a thread, a warp
+ * or a block per vertex) instead of a warp per vertex. */
+#define KR_REACH_GPU_DEGREE_BINS 2u
 void kr_reach_options_default(kr_reach_options *o);
 
 /* The GRAIL index of a graph: its SCCs condensed into a DAG, d randomized
