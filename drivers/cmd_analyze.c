@@ -16,7 +16,7 @@
 #include <string.h>
 
 typedef struct analyze_opts {
-    const char *device, *blocks, *blocking;
+    const char *device, *blocks, *blocking, *scc;
     int block_size, json, help;
 } analyze_opts;
 
@@ -34,6 +34,10 @@ static const cli_opt analyze_table[] = {
      "largest block of the partition analysed (bjacobi's)"},
     {"--blocking", NULL, CLI_CHOICE, OFF(blocking), 0, 0, cli_blocking_names,
      "B", "how the partition is cut, as bjacobi --blocking"},
+    {"--scc", NULL, CLI_CHOICE, OFF(scc), 0, 0, cli_scc_names, "M",
+     "how the strongly connected components are found, on the CPU: tarjan, "
+     "or fwbw (forward-backward with trimming, OpenMP); auto is tarjan "
+     "there"},
     {"--blocks", NULL, CLI_STR, OFF(blocks), 0, 0, NULL, "FILE",
      "analyse these block sizes instead (Matrix Market array nb x 1, "
      "integers 1..32 summing to n)"},
@@ -47,6 +51,7 @@ static void defaults(analyze_opts *o)
     memset(o, 0, sizeof *o);
     o->device = "auto";
     o->blocking = "supervariable";
+    o->scc = "tarjan";
     o->block_size = 32;
 }
 
@@ -82,6 +87,7 @@ typedef struct analysis {
     int64_t offdiag, mirrored, mirrored_equal;
     int32_t dominant; /* rows with |a_ii| >= sum_{j != i} |a_ij| */
     int32_t sccs, largest_scc, weak;
+    kr_scc_info scc;
     int32_t nb;
     kr_block_analysis blocks;
     const char *gpu_format; /* what "auto" picks on a GPU, and why */
@@ -130,7 +136,8 @@ static void row_facts(const kr_csr *A, int32_t i, analysis *a)
     a->dominant += fabs(diag) >= off;
 }
 
-static kr_status graph_facts(kr_ctx *ctx, const kr_csr *A, analysis *a)
+static kr_status graph_facts(kr_ctx *ctx, const kr_csr *A, kr_scc_method method,
+                             analysis *a)
 {
     kr_graph *G;
     kr_status st = kr_graph_from_csr(ctx, A, &G);
@@ -138,7 +145,8 @@ static kr_status graph_facts(kr_ctx *ctx, const kr_csr *A, analysis *a)
     int32_t *comp = malloc(((size_t)A->nrows + 1) * sizeof *comp);
     int32_t *size = calloc((size_t)A->nrows + 1, sizeof *size);
     if (!comp || !size) st = KR_ERR_NOMEM;
-    if (st == KR_OK) st = kr_graph_scc(ctx, G, comp, &a->sccs);
+    if (st == KR_OK)
+        st = kr_graph_scc_with(ctx, G, method, comp, &a->sccs, &a->scc);
     for (int32_t v = 0; st == KR_OK && v < A->nrows; v++)
         if (++size[comp[v]] > a->largest_scc) a->largest_scc = size[comp[v]];
     if (st == KR_OK) st = kr_graph_weak_components(ctx, G, &a->weak);
@@ -186,7 +194,7 @@ static int analyze(kr_ctx *ctx, const kr_csr *A, const analyze_opts *o,
     a->positive_diag = 1;
     for (int32_t i = 0; i < A->nrows; i++)
         row_facts(A, i, a);
-    kr_status st = graph_facts(ctx, A, a);
+    kr_status st = graph_facts(ctx, A, cli_scc_of(o->scc), a);
     if (st != KR_OK) return cli_lib_error(ctx, st, NULL);
     int32_t *starts = NULL;
     int rc = cli_partition(ctx, A, o->blocks, o->block_size,
@@ -264,6 +272,9 @@ static void print_text(const char *name, const kr_csr *A, const analyze_opts *o,
            "%d rows; %s; %d weak components\n",
            (int)a->sccs, (int)a->largest_scc,
            a->sccs > 1 ? "reducible" : "irreducible", (int)a->weak);
+    char by[128];
+    cli_scc_describe(&a->scc, by, sizeof by);
+    printf("sccs by:      %s, %.2f ms\n", by, a->scc.seconds * 1e3);
     text_blocks(o, a);
     if (strcmp(o->device, "cuda"))
         printf("format:       auto on the CPU: csr (the other formats are "
@@ -321,6 +332,8 @@ static void print_json(const char *name, const kr_csr *A, const analyze_opts *o,
     cli_json_int(&j, "sccs", a->sccs);
     cli_json_int(&j, "largest_scc", a->largest_scc);
     cli_json_bool(&j, "reducible", a->sccs > 1);
+    cli_json_str(&j, "scc_method", a->scc.method);
+    cli_json_num(&j, "scc_seconds", a->scc.seconds);
     cli_json_int(&j, "weak_components", a->weak);
     json_blocks(&j, a);
     if (strcmp(o->device, "cuda")) cli_json_str(&j, "format_cpu", "csr");

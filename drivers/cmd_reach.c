@@ -15,11 +15,27 @@
 #include <string.h>
 
 typedef struct reach_opts {
-    const char *gen, *queries, *blocks, *device;
+    const char *gen, *queries, *blocks, *device, *scc, *gpu_labeling;
     int random, labels, seed, one_based, bench, block_size, threads, help;
 } reach_opts;
 
 #define OFF(field) offsetof(reach_opts, field)
+
+/* in the order of their kr_reach_options.gpu_variants flags (0 to 3) */
+static const char *const *gpu_labeling_names(void)
+{
+    static const char *const names[] = {"queue", "status-levels", "degree-bins",
+                                        "both", NULL};
+    return names;
+}
+
+static unsigned gpu_variants_of(const char *name)
+{
+    const char *const *names = gpu_labeling_names();
+    for (unsigned i = 0; names[i]; i++)
+        if (!strcmp(name, names[i])) return i;
+    return 0;
+}
 
 static const cli_opt reach_table[] = {
     {"--gen", NULL, CLI_STR, OFF(gen), 0, 0, NULL, "SPEC",
@@ -48,6 +64,17 @@ static const cli_opt reach_table[] = {
      "D",
      "where the index is built and the batch answered (cuda: GPU labeling "
      "and queries, after a host pass that answers what the labels decide)"},
+    {"--scc", NULL, CLI_CHOICE, OFF(scc), 0, 0, cli_scc_names, "M",
+     "how the strongly connected components are found: tarjan (on the "
+     "host), fwbw (forward-backward with trimming where --device runs: "
+     "OpenMP, or CUDA kernels not yet run on a GPU), auto (fwbw on a GPU "
+     "from 2^22 edges, a provisional threshold; else tarjan)"},
+    {"--gpu-labeling", NULL, CLI_CHOICE, OFF(gpu_labeling), 0, 0,
+     gpu_labeling_names, "V",
+     "GPU labeling variant (not yet measured): queue (depth levels from a "
+     "queue, a warp per vertex), status-levels (levels from status arrays, "
+     "every pass over all vertices), degree-bins (a thread, warp or block per "
+     "vertex by out-degree), or both"},
     {"--threads", NULL, CLI_INT, OFF(threads), 0, 1024, NULL, "T",
      "CPU threads, 0 = the OpenMP default"},
     {"--bench", NULL, CLI_FLAG, OFF(bench), 0, 0, NULL, NULL,
@@ -66,6 +93,8 @@ static void defaults(reach_opts *o)
     o->labels = 5;
     o->seed = 1;
     o->device = "auto";
+    o->scc = "tarjan";
+    o->gpu_labeling = "queue";
 }
 
 static void print_help(void)
@@ -245,12 +274,19 @@ static int load_queries(reach_run *r)
 
 /* ------------------------------------------------------------ answers */
 
+static void reach_options(const reach_opts *o, kr_reach_options *ro)
+{
+    kr_reach_options_default(ro);
+    ro->labels = o->labels;
+    ro->seed = (uint64_t)o->seed;
+    ro->scc = cli_scc_of(o->scc);
+    ro->gpu_variants = gpu_variants_of(o->gpu_labeling);
+}
+
 static int answer(reach_run *r)
 {
     kr_reach_options ro;
-    kr_reach_options_default(&ro);
-    ro.labels = r->o->labels;
-    ro.seed = (uint64_t)r->o->seed;
+    reach_options(r->o, &ro);
     kr_reach *R = NULL;
     unsigned char *ans = malloc((size_t)r->q + 1);
     kr_status st = ans ? kr_reach_create(r->ctx, r->G, &ro, &R) : KR_ERR_NOMEM;
@@ -272,9 +308,11 @@ static int run(reach_run *r)
 {
     int rc = load_graph(r);
     if (!rc) rc = load_queries(r);
+    kr_reach_options ro;
+    reach_options(r->o, &ro);
     if (!rc && r->o->bench)
         rc = cli_reach_bench(r->G, r->o->gen ? r->o->gen : r->name, r->pairs,
-                             r->q, r->o->labels, r->o->seed, r->o->threads);
+                             r->q, &ro, r->o->threads);
     else if (!rc)
         rc = answer(r);
     return rc;

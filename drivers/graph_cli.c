@@ -3,6 +3,7 @@
 
 #include "options.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +18,32 @@ const char *const *cli_blocking_names(void)
 {
     static const char *const names[] = {"supervariable", "scc", NULL};
     return names;
+}
+
+/* in the order of kr_scc_method */
+const char *const *cli_scc_names(void)
+{
+    static const char *const names[] = {"tarjan", "fwbw", "auto", NULL};
+    return names;
+}
+
+kr_scc_method cli_scc_of(const char *name)
+{
+    const char *const *names = cli_scc_names();
+    for (int i = 0; names[i]; i++)
+        if (!strcmp(name, names[i])) return (kr_scc_method)i;
+    return KR_SCC_TARJAN;
+}
+
+void cli_scc_describe(const kr_scc_info *info, char *buf, size_t size)
+{
+    if (!strcmp(info->method, "tarjan")) {
+        snprintf(buf, size, "tarjan");
+        return;
+    }
+    snprintf(buf, size, "%s: %d passes, %d rounds, %d vertices to Tarjan",
+             info->method, (int)info->passes, (int)info->rounds,
+             (int)info->host_rest);
 }
 
 kr_device cli_graph_device(const char *name)

@@ -11,6 +11,11 @@ const char *const *cli_graph_device_names(void);
 const char *const *cli_blocking_names(void);
 kr_device cli_graph_device(const char *name);
 kr_blocking cli_blocking_of(const char *name);
+/* --scc: tarjan, fwbw, auto (kr_scc_method's order) */
+const char *const *cli_scc_names(void);
+kr_scc_method cli_scc_of(const char *name);
+/* What ran, e.g. "fwbw-gpu: 12 passes, 3 rounds, 0 vertices to Tarjan". */
+void cli_scc_describe(const kr_scc_info *info, char *buf, size_t size);
 
 /* Prints the library's message (prefixed with path when it lacks it) and
  * returns the exit code of st. */
@@ -33,6 +38,6 @@ int cli_partition(kr_ctx *ctx, const kr_csr *A, const char *blocks_file, int k,
  * CPU core, on `threads` cores (0: all) and on the GPU when there is one;
  * prints the table and returns an exit code. */
 int cli_reach_bench(kr_graph *G, const char *name, const int32_t *pairs,
-                    int64_t q, int labels, int seed, int threads);
+                    int64_t q, const kr_reach_options *ro, int threads);
 
 #endif

@@ -13,6 +13,7 @@
 typedef struct bench_row {
     char what[96];
     double scc_s, label_s, query_s;
+    kr_scc_info scc;
     int64_t by_labels;
     size_t bytes, device_bytes;
     int ok;
@@ -50,6 +51,7 @@ static int bench_one(kr_ctx *ctx, bench_setup *b, bench_row *row)
     kr_reach_info info;
     kr_reach_get_info(R, &info);
     row->scc_s = info.scc_seconds;
+    row->scc = info.scc;
     row->label_s = info.label_seconds;
     row->bytes = info.bytes;
     row->device_bytes = info.device_bytes;
@@ -125,18 +127,22 @@ static void print_table(const bench_setup *b, const char *name,
            "is not timed; its labeling includes the DAG's upload and the "
            "labels' download; its queries the host pre-filter, on all "
            "threads; decided by labels: on the host)\n\n");
-    printf("| device | SCC + condense s | labeling s | queries s (best of "
-           "%d) | us/query | decided by labels | index MiB (host / GPU) |\n",
+    printf("| device | SCCs s | SCCs by | SCC + condense s | labeling s | "
+           "queries s (best of %d) | us/query | decided by labels | index "
+           "MiB (host / GPU) |\n",
            BENCH_QUERY_RUNS);
-    printf("|---|---:|---:|---:|---:|---:|---|\n");
+    printf("|---|---:|---|---:|---:|---:|---:|---:|---|\n");
     for (int i = 0; i < nrows; i++) {
         const bench_row *r = rows + i;
         if (!r->ok) {
-            printf("| %s | not run: %s | | | | | |\n", r->what, r->why);
+            printf("| %s | not run: %s | | | | | | | |\n", r->what, r->why);
             continue;
         }
-        printf("| %s | %.4f | %.4f | %.5f | %.3f | %.1f%% | %.1f / %.1f |\n",
-               r->what, r->scc_s, r->label_s, r->query_s,
+        char by[128];
+        cli_scc_describe(&r->scc, by, sizeof by);
+        printf("| %s | %.4f | %s | %.4f | %.4f | %.5f | %.3f | %.1f%% | %.1f / "
+               "%.1f |\n",
+               r->what, r->scc.seconds, by, r->scc_s, r->label_s, r->query_s,
                b->q ? r->query_s / (double)b->q * 1e6 : 0.0,
                b->q ? 100.0 * (double)r->by_labels / (double)b->q : 0.0,
                (double)r->bytes / 1048576.0,
@@ -145,15 +151,10 @@ static void print_table(const bench_setup *b, const char *name,
 }
 
 int cli_reach_bench(kr_graph *G, const char *name, const int32_t *pairs,
-                    int64_t q, int labels, int seed, int threads)
+                    int64_t q, const kr_reach_options *ro, int threads)
 {
-    bench_setup b = {G,
-                     pairs,
-                     q,
-                     {labels, (uint64_t)seed},
-                     malloc((size_t)q + 1),
-                     malloc((size_t)q + 1),
-                     0};
+    bench_setup b = {
+        G, pairs, q, *ro, malloc((size_t)q + 1), malloc((size_t)q + 1), 0};
     if (!b.first || !b.ans) {
         free(b.first);
         free(b.ans);

@@ -12,6 +12,7 @@
 #include "graph/grail.h"
 
 #include "core/error.h"
+#include "graph/scc.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -21,6 +22,8 @@ void kr_reach_options_default(kr_reach_options *o)
 {
     o->labels = 5;
     o->seed = 1;
+    o->scc = KR_SCC_TARJAN;
+    o->gpu_variants = 0;
 }
 
 kr_status kr_grail_ws_init(kr_ctx *ctx, int32_t n, kr_grail_ws *ws)
@@ -252,11 +255,15 @@ static kr_status label_cpu(kr_ctx *ctx, kr_reach *R)
 
 /* -------------------------------------------------------------- the index */
 
-static kr_status condense(kr_ctx *ctx, const kr_graph *G, kr_reach *R)
+static kr_status condense(kr_ctx *ctx, const kr_graph *G, kr_scc_method method,
+                          kr_reach *R)
 {
     int32_t nc;
-    KR_TRY(kr_graph_scc(ctx, G, R->comp, &nc));
-    KR_TRY(kr_graph_condense(ctx, G, R->comp, nc, &R->dag));
+    KR_TRY(kr_graph_scc_with(ctx, G, method, R->comp, &nc, &R->info.scc));
+    if (!strcmp(R->info.scc.method, "fwbw-gpu")) /* the GPU's, whole */
+        KR_TRY(kr_graph_condense_cuda(ctx, G, R->comp, nc, &R->dag));
+    else
+        KR_TRY(kr_graph_condense(ctx, G, R->comp, nc, &R->dag));
     int32_t *size = calloc((size_t)nc + 1, sizeof *size);
     if (!size) return kr_fail(ctx, KR_ERR_NOMEM, "reach: out of host memory");
     int32_t largest = 0;
@@ -276,10 +283,11 @@ static size_t index_bytes(const kr_reach *R)
            (size_t)D->m * 4 + (size_t)4 * R->d * D->n * 4;
 }
 
-static kr_status build(kr_ctx *ctx, const kr_graph *G, kr_reach *R)
+static kr_status build(kr_ctx *ctx, const kr_graph *G, kr_scc_method method,
+                       kr_reach *R)
 {
     double t0 = kr_wtime();
-    KR_TRY(condense(ctx, G, R));
+    KR_TRY(condense(ctx, G, method, R));
     double t1 = kr_wtime();
     size_t nlab = (size_t)2 * R->d * R->dag->n + 1;
     int gpu = ctx->device == KR_DEVICE_CUDA;
@@ -308,6 +316,10 @@ kr_status kr_reach_create(kr_ctx *ctx, const kr_graph *G,
     if (o->labels < 1 || o->labels > 16)
         return kr_fail(ctx, KR_ERR_ARG, "reach: %d labels, not in 1..16",
                        o->labels);
+    if (o->gpu_variants &
+        ~(KR_REACH_GPU_STATUS_LEVELS | KR_REACH_GPU_DEGREE_BINS))
+        return kr_fail(ctx, KR_ERR_ARG, "reach: unknown GPU variant flags %#x",
+                       o->gpu_variants);
     kr_reach *R = calloc(1, sizeof *R);
     if (R) R->comp = malloc(((size_t)G->n + 1) * sizeof *R->comp);
     if (!R || !R->comp) {
@@ -317,9 +329,10 @@ kr_status kr_reach_create(kr_ctx *ctx, const kr_graph *G,
     R->n = G->n;
     R->d = o->labels;
     R->seed = o->seed;
+    R->gpu_variants = o->gpu_variants;
     R->info.vertices = G->n;
     R->info.labels = o->labels;
-    kr_status st = build(ctx, G, R);
+    kr_status st = build(ctx, G, o->scc, R);
     if (st != KR_OK) {
         kr_reach_destroy(R);
         return st;

@@ -174,6 +174,49 @@ __global__ void k_starts(label_work w, const int32_t *order, int32_t lo,
         w.start[base + parent_of(w, t, v)] + w.place[(size_t)t * w.n + v];
 }
 
+/* [min, max] over v's post number and the labels of its children
+ * off[v] + first, + step, ...: one share of the children. */
+__device__ __forceinline__ void
+label_share(const label_work &w, int32_t v, int64_t first, int64_t step,
+            const int64_t *off, const int32_t *adj, const int32_t *lab,
+            int32_t *mn, int32_t *mx)
+{
+    for (int t = 0; t < w.d; t++)
+        mn[t] = mx[t] =
+            w.start[(size_t)t * (w.n + 1) + v] + w.size[(size_t)t * w.n + v];
+    for (int64_t e = off[v] + first; e < off[v + 1]; e += step) {
+        const int32_t *lc = lab + (size_t)2 * w.d * adj[e];
+        for (int t = 0; t < w.d; t++) {
+            mn[t] = min(mn[t], lc[2 * t]);
+            mx[t] = max(mx[t], lc[2 * t + 1]);
+        }
+    }
+}
+
+__device__ __forceinline__ void warp_reduce(int d, int32_t *mn, int32_t *mx)
+{
+    for (int t = 0; t < d; t++)
+        for (int s = kWarp / 2; s > 0; s /= 2) {
+            mn[t] = min(mn[t], __shfl_xor_sync(0xffffffffu, mn[t], s));
+            mx[t] = max(mx[t], __shfl_xor_sync(0xffffffffu, mx[t], s));
+        }
+}
+
+__device__ __forceinline__ void store_label(const label_work &w, int32_t v,
+                                            const int32_t *mn,
+                                            const int32_t *mx, int32_t *lab,
+                                            int32_t *tree)
+{
+    for (int t = 0; t < w.d; t++) {
+        size_t at = (size_t)2 * w.d * v + 2 * t;
+        int32_t first = w.start[(size_t)t * (w.n + 1) + v] + 1;
+        lab[at] = mn[t];
+        lab[at + 1] = mx[t];
+        tree[at] = first;
+        tree[at + 1] = first + w.size[(size_t)t * w.n + v] - 1;
+    }
+}
+
 /* Bottom-up, a warp per vertex: [lo, hi] over the vertex's post number
  * and its children's labels, for every t. */
 __global__ void k_labels(label_work w, const int32_t *order, int32_t lo,
@@ -185,33 +228,9 @@ __global__ void k_labels(label_work w, const int32_t *order, int32_t lo,
     if (k >= hi - lo) return;
     int32_t v = order[lo + k];
     int32_t mn[kMaxLabels], mx[kMaxLabels];
-    for (int t = 0; t < w.d; t++) {
-        int32_t post =
-            w.start[(size_t)t * (w.n + 1) + v] + w.size[(size_t)t * w.n + v];
-        mn[t] = mx[t] = post;
-    }
-    for (int64_t e = off[v] + lane; e < off[v + 1]; e += kWarp) {
-        const int32_t *lc = lab + (size_t)2 * w.d * adj[e];
-        for (int t = 0; t < w.d; t++) {
-            mn[t] = min(mn[t], lc[2 * t]);
-            mx[t] = max(mx[t], lc[2 * t + 1]);
-        }
-    }
-    for (int t = 0; t < w.d; t++) {
-        for (int s = kWarp / 2; s > 0; s /= 2) {
-            mn[t] = min(mn[t], __shfl_xor_sync(0xffffffffu, mn[t], s));
-            mx[t] = max(mx[t], __shfl_xor_sync(0xffffffffu, mx[t], s));
-        }
-    }
-    if (lane == 0)
-        for (int t = 0; t < w.d; t++) {
-            size_t at = (size_t)2 * w.d * v + 2 * t;
-            int32_t first = w.start[(size_t)t * (w.n + 1) + v] + 1;
-            lab[at] = mn[t];
-            lab[at + 1] = mx[t];
-            tree[at] = first;
-            tree[at + 1] = first + w.size[(size_t)t * w.n + v] - 1;
-        }
+    label_share(w, v, lane, kWarp, off, adj, lab, mn, mx);
+    warp_reduce(w.d, mn, mx);
+    if (lane == 0) store_label(w, v, mn, mx, lab, tree);
 }
 
 /* Blocks of kBlock threads for one thread per item (no grid-stride loop:
@@ -260,8 +279,200 @@ kr_status depth_levels(kr_ctx *ctx, const gpu_index *g, int32_t *indeg,
     return KR_OK;
 }
 
+/* ------------------------------------------ variants (gpu_variants) */
+
+/* KR_REACH_GPU_STATUS_LEVELS: level[v] stays -1 until the pass of its
+ * last parent's level; every pass scans all vertices, no queue. */
+__global__ void k_status_roots(int32_t n, const int32_t *indeg, int32_t *level)
+{
+    for (int32_t v = blockIdx.x * blockDim.x + threadIdx.x; v < n;
+         v += gridDim.x * blockDim.x)
+        level[v] = indeg[v] ? -1 : 0;
+}
+
+__global__ void k_status_pass(int32_t n, const int64_t *off, const int32_t *adj,
+                              int32_t *indeg, int32_t *level, int32_t L,
+                              int32_t *grew)
+{
+    int any = 0;
+    for (int32_t v = blockIdx.x * blockDim.x + threadIdx.x; v < n;
+         v += gridDim.x * blockDim.x) {
+        if (level[v] != L) continue;
+        for (int64_t e = off[v]; e < off[v + 1]; e++)
+            if (atomicSub(&indeg[adj[e]], 1) == 1) {
+                level[adj[e]] = L + 1;
+                any = 1;
+            }
+    }
+    if (any) *grew = 1;
+}
+
+__global__ void k_level_counts(int32_t n, const int32_t *level, int32_t *cursor)
+{
+    for (int32_t v = blockIdx.x * blockDim.x + threadIdx.x; v < n;
+         v += gridDim.x * blockDim.x)
+        if (level[v] >= 0) atomicAdd(&cursor[level[v]], 1);
+}
+
+__global__ void k_level_scatter(int32_t n, const int32_t *level,
+                                int32_t *cursor, int32_t *order)
+{
+    for (int32_t v = blockIdx.x * blockDim.x + threadIdx.x; v < n;
+         v += gridDim.x * blockDim.x)
+        if (level[v] >= 0) order[atomicAdd(&cursor[level[v]], 1)] = v;
+}
+
+/* The passes; *nlevels is one more than the last level found. */
+kr_status status_passes(kr_ctx *ctx, const gpu_index *g, int32_t *indeg,
+                        int32_t *level, int32_t *grew, int32_t *nlevels)
+{
+    cudaStream_t s = kr_cuda(ctx)->stream;
+    KR_CUDA_TRY(ctx, cudaMemsetAsync(indeg, 0, (size_t)g->n * 4, s));
+    k_indegree<<<kr_grid(g->m, kBlock), kBlock, 0, s>>>(g->m, g->adj, indeg);
+    k_status_roots<<<kr_grid(g->n, kBlock), kBlock, 0, s>>>(g->n, indeg, level);
+    KR_LAUNCH_CHECK(ctx);
+    int32_t L = 0, more = 1;
+    while (more) {
+        KR_CUDA_TRY(ctx, cudaMemsetAsync(grew, 0, 4, s));
+        k_status_pass<<<kr_grid(g->n, kBlock), kBlock, 0, s>>>(
+            g->n, g->off, g->adj, indeg, level, L++, grew);
+        KR_LAUNCH_CHECK(ctx);
+        KR_CUDA_TRY(ctx,
+                    cudaMemcpyAsync(&more, grew, 4, cudaMemcpyDeviceToHost, s));
+        KR_TRY(sync(ctx));
+    }
+    *nlevels = L;
+    return KR_OK;
+}
+
+/* order[] grouped by level (a counting sort), bounds[] as depth_levels'. */
+kr_status order_by_level(kr_ctx *ctx, const gpu_index *g, const int32_t *level,
+                         int32_t *cursor, int32_t *order, int32_t *bounds,
+                         int32_t L)
+{
+    cudaStream_t s = kr_cuda(ctx)->stream;
+    KR_CUDA_TRY(ctx, cudaMemsetAsync(cursor, 0, (size_t)L * 4, s));
+    k_level_counts<<<kr_grid(g->n, kBlock), kBlock, 0, s>>>(g->n, level,
+                                                            cursor);
+    KR_LAUNCH_CHECK(ctx);
+    KR_TRY(ctx->ops->download(ctx, bounds + 1, cursor, (size_t)L * 4));
+    bounds[0] = 0;
+    for (int32_t l = 1; l <= L; l++)
+        bounds[l] += bounds[l - 1];
+    if (bounds[L] != g->n)
+        return kr_fail(ctx, KR_ERR_DEVICE,
+                       "reach: the GPU status levels placed %d of %d vertices",
+                       (int)bounds[L], (int)g->n);
+    KR_TRY(ctx->ops->upload(ctx, cursor, bounds, (size_t)L * 4));
+    k_level_scatter<<<kr_grid(g->n, kBlock), kBlock, 0, s>>>(g->n, level,
+                                                             cursor, order);
+    KR_LAUNCH_CHECK(ctx);
+    return sync(ctx);
+}
+
+kr_status depth_levels_status(kr_ctx *ctx, const gpu_index *g, int32_t *indeg,
+                              int32_t *order, int32_t *grew, int32_t *bounds,
+                              int32_t *nlevels)
+{
+    int32_t *level = NULL, *cursor = NULL;
+    kr_status st = dev_alloc(ctx, (void **)&level, (size_t)g->n * 4);
+    if (st == KR_OK)
+        st = dev_alloc(ctx, (void **)&cursor, ((size_t)g->n + 1) * 4);
+    if (st == KR_OK) st = status_passes(ctx, g, indeg, level, grew, nlevels);
+    if (st == KR_OK)
+        st = order_by_level(ctx, g, level, cursor, order, bounds, *nlevels);
+    ctx->ops->release(ctx, level);
+    ctx->ops->release(ctx, cursor);
+    return st;
+}
+
+/* KR_REACH_GPU_DEGREE_BINS: a level's labels in three launches, each
+ * taking the vertices of its out-degree class and skipping the rest: up
+ * to kThreadDegree a thread each, up to kWarpDegree a warp, above a
+ * block. */
+constexpr int32_t kThreadDegree = 4, kWarpDegree = 512;
+
+__global__ void k_labels_by_thread(label_work w, const int32_t *order,
+                                   int32_t lo, int32_t hi, const int64_t *off,
+                                   const int32_t *adj, int32_t *lab,
+                                   int32_t *tree)
+{
+    int64_t k = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    if (k >= hi - lo) return;
+    int32_t v = order[lo + k];
+    if (off[v + 1] - off[v] > kThreadDegree) return;
+    int32_t mn[kMaxLabels], mx[kMaxLabels];
+    label_share(w, v, 0, 1, off, adj, lab, mn, mx);
+    store_label(w, v, mn, mx, lab, tree);
+}
+
+__global__ void k_labels_by_warp(label_work w, const int32_t *order, int32_t lo,
+                                 int32_t hi, const int64_t *off,
+                                 const int32_t *adj, int32_t *lab,
+                                 int32_t *tree)
+{
+    int lane = threadIdx.x % kWarp;
+    int64_t k = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) / kWarp;
+    if (k >= hi - lo) return; /* whole warps leave together */
+    int32_t v = order[lo + k];
+    int64_t deg = off[v + 1] - off[v];
+    if (deg <= kThreadDegree || deg > kWarpDegree) return;
+    int32_t mn[kMaxLabels], mx[kMaxLabels];
+    label_share(w, v, lane, kWarp, off, adj, lab, mn, mx);
+    warp_reduce(w.d, mn, mx);
+    if (lane == 0) store_label(w, v, mn, mx, lab, tree);
+}
+
+/* Blocks of kBlock threads loop over the level; a vertex's degree is the
+ * same for the whole block, so the skip and the barriers agree. */
+__global__ void k_labels_by_block(label_work w, const int32_t *order,
+                                  int32_t lo, int32_t hi, const int64_t *off,
+                                  const int32_t *adj, int32_t *lab,
+                                  int32_t *tree)
+{
+    __shared__ int32_t smn[kBlock / kWarp][kMaxLabels];
+    __shared__ int32_t smx[kBlock / kWarp][kMaxLabels];
+    int lane = threadIdx.x % kWarp, warp = threadIdx.x / kWarp;
+    for (int32_t k = blockIdx.x; k < hi - lo; k += gridDim.x) {
+        int32_t v = order[lo + k];
+        if (off[v + 1] - off[v] <= kWarpDegree) continue;
+        int32_t mn[kMaxLabels], mx[kMaxLabels];
+        label_share(w, v, threadIdx.x, blockDim.x, off, adj, lab, mn, mx);
+        warp_reduce(w.d, mn, mx);
+        if (lane == 0)
+            for (int t = 0; t < w.d; t++) {
+                smn[warp][t] = mn[t];
+                smx[warp][t] = mx[t];
+            }
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            for (int i = 1; i < kBlock / kWarp; i++)
+                for (int t = 0; t < w.d; t++) {
+                    mn[t] = min(mn[t], smn[i][t]);
+                    mx[t] = max(mx[t], smx[i][t]);
+                }
+            store_label(w, v, mn, mx, lab, tree);
+        }
+        __syncthreads();
+    }
+}
+
+void labels_by_degree(cudaStream_t s, const gpu_index *g, const label_work &w,
+                      const int32_t *order, int32_t lo, int32_t hi)
+{
+    int32_t items = hi - lo;
+    k_labels_by_thread<<<blocks(items), kBlock, 0, s>>>(
+        w, order, lo, hi, g->off, g->adj, g->lab, g->tree);
+    k_labels_by_warp<<<warp_grid(items), kBlock, 0, s>>>(
+        w, order, lo, hi, g->off, g->adj, g->lab, g->tree);
+    int looping = items < 1 ? 1 : items < 4096 ? items : 4096;
+    k_labels_by_block<<<looping, kBlock, 0, s>>>(w, order, lo, hi, g->off,
+                                                 g->adj, g->lab, g->tree);
+}
+
 kr_status sweeps(kr_ctx *ctx, const gpu_index *g, label_work w,
-                 const int32_t *order, const int32_t *bounds, int32_t L)
+                 const int32_t *order, const int32_t *bounds, int32_t L,
+                 unsigned variants)
 {
     cudaStream_t s = kr_cuda(ctx)->stream;
     KR_CUDA_TRY(ctx, cudaMemsetAsync(w.best, 0xff, (size_t)w.d * g->n * 8, s));
@@ -280,10 +491,15 @@ kr_status sweeps(kr_ctx *ctx, const gpu_index *g, label_work w,
         k_starts<<<blocks(items), kBlock, 0, s>>>(w, order, bounds[l],
                                                   bounds[l + 1]);
     }
-    for (int32_t l = L - 1; l >= 0; l--)
+    for (int32_t l = L - 1; l >= 0; l--) {
+        if (variants & KR_REACH_GPU_DEGREE_BINS) {
+            labels_by_degree(s, g, w, order, bounds[l], bounds[l + 1]);
+            continue;
+        }
         k_labels<<<warp_grid(bounds[l + 1] - bounds[l]), kBlock, 0, s>>>(
             w, order, bounds[l], bounds[l + 1], g->off, g->adj, g->lab,
             g->tree);
+    }
     KR_LAUNCH_CHECK(ctx);
     return sync(ctx);
 }
@@ -316,8 +532,11 @@ kr_status label(kr_ctx *ctx, kr_reach *R, gpu_index *g)
     if (st == KR_OK) st = dev_alloc(ctx, (void **)&w.start, dn1 * 4);
     if (st == KR_OK) st = dev_alloc(ctx, (void **)&g->lab, (size_t)2 * dn * 4);
     if (st == KR_OK) st = dev_alloc(ctx, (void **)&g->tree, (size_t)2 * dn * 4);
-    if (st == KR_OK) st = depth_levels(ctx, g, indeg, order, count, bounds, &L);
-    if (st == KR_OK) st = sweeps(ctx, g, w, order, bounds, L);
+    if (st == KR_OK && (R->gpu_variants & KR_REACH_GPU_STATUS_LEVELS))
+        st = depth_levels_status(ctx, g, indeg, order, count, bounds, &L);
+    else if (st == KR_OK)
+        st = depth_levels(ctx, g, indeg, order, count, bounds, &L);
+    if (st == KR_OK) st = sweeps(ctx, g, w, order, bounds, L, R->gpu_variants);
     if (st == KR_OK)
         st = ctx->ops->download(ctx, R->lab, g->lab, (size_t)2 * dn * 4);
     if (st == KR_ERR_NOMEM && !bounds)

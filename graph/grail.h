@@ -17,10 +17,11 @@ typedef struct kr_grail_ws {
 } kr_grail_ws;
 
 struct kr_reach {
-    int32_t n;     /* vertices of the graph                      */
-    int32_t *comp; /* vertex -> DAG vertex (topologically numbered) */
-    kr_graph *dag; /* the condensation                           */
-    int d;         /* labels per DAG vertex                      */
+    int32_t n;             /* vertices of the graph                      */
+    int32_t *comp;         /* vertex -> DAG vertex (topologically numbered) */
+    kr_graph *dag;         /* the condensation                           */
+    int d;                 /* labels per DAG vertex                      */
+    unsigned gpu_variants; /* KR_REACH_GPU_* of the options        */
     uint64_t seed;
     int32_t *lab;   /* [v][i] = (lo, hi): 2 * d * dag->n entries   */
     int32_t *tree;  /* [v][i] = (first, post): v's subtree in the spanning

@@ -689,26 +689,66 @@ void kr_graph_random_pairs(int32_t n, int64_t q, uint64_t seed, int32_t *pairs);
 
 /* Strongly connected components without recursion (iterative Tarjan):
  * comp[v] in 0..*ncomp-1, numbered in a topological order of the
- * condensation (an edge u -> v has comp[u] <= comp[v]). */
+ * condensation (an edge u -> v has comp[u] <= comp[v]): by level (the
+ * longest path from a source of the condensation), then by the least
+ * vertex. Every method below numbers them so: the same comp[] whichever
+ * ran. */
 kr_status kr_graph_scc(kr_ctx *ctx, const kr_graph *G, int32_t *comp,
                        int32_t *ncomp);
+
+/* Which algorithm finds the SCCs (kr_graph_scc_with, kr_reach_options). */
+typedef enum kr_scc_method {
+    KR_SCC_TARJAN = 0, /* iterative Tarjan on the host: the default        */
+    KR_SCC_FWBW,       /* forward-backward reachability with trimming, all
+                          subproblems at once, where ctx runs: OpenMP on
+                          the CPU, CUDA kernels on the GPU (not yet run on
+                          a GPU); what a pass budget leaves (long chains)
+                          goes to Tarjan on the host                      */
+    KR_SCC_AUTO        /* FWBW on a CUDA context for graphs of 2^22 edges
+                          or more (a provisional threshold, to be measured
+                          on the GPU), else Tarjan                         */
+} kr_scc_method;
+
+typedef struct kr_scc_info {
+    const char *method; /* what ran: "tarjan", "fwbw-cpu" or "fwbw-gpu"  */
+    int32_t passes;     /* fwbw: data-parallel trim and reach passes     */
+    int32_t rounds;     /* fwbw: pivot rounds                            */
+    int32_t host_rest;  /* fwbw: vertices left to Tarjan by the budget   */
+    double seconds;     /* the components and their numbering            */
+} kr_scc_info;
+
+/* kr_graph_scc by a chosen method; info (may be NULL) says what ran. */
+kr_status kr_graph_scc_with(kr_ctx *ctx, const kr_graph *G,
+                            kr_scc_method method, int32_t *comp, int32_t *ncomp,
+                            kr_scc_info *info);
 /* Components of the graph with edge directions ignored. */
 kr_status kr_graph_weak_components(kr_ctx *ctx, const kr_graph *G,
                                    int32_t *count);
 
 typedef struct kr_reach_options {
-    int labels;    /* d, interval labels per vertex, 1..16; default 5 */
-    uint64_t seed; /* of the randomized traversals; default 1          */
+    int labels;        /* d, interval labels per vertex, 1..16; default 5 */
+    uint64_t seed;     /* of the randomized traversals; default 1          */
+    kr_scc_method scc; /* how the SCCs are found; default KR_SCC_TARJAN */
+    unsigned gpu_variants; /* KR_REACH_GPU_* flags: GPU labeling variants
+                              of Quer and Calabrese, not yet measured, so
+                              off by default; default 0                 */
 } kr_reach_options;
+
+/* Depth levels from status arrays (every pass scans all vertices) instead
+ * of a queue the level's parents fill. */
+#define KR_REACH_GPU_STATUS_LEVELS 1u
+/* Each level's labels in three launches by out-degree (a thread, a warp
+ * or a block per vertex) instead of a warp per vertex. */
+#define KR_REACH_GPU_DEGREE_BINS 2u
 void kr_reach_options_default(kr_reach_options *o);
 
 /* The GRAIL index of a graph: its SCCs condensed into a DAG, d randomized
  * interval labels per DAG vertex (Yildirim, Chaoji, Zaki 2010). SCCs are
- * found on the host; the labels are built where ctx runs: min-post labels
- * of d randomized iterative DFS on the CPU, [min, max] post-order labels
- * of d random spanning trees by the level sweeps of Quer and Calabrese on
- * the GPU (the index then keeps ctx: destroy it before ctx). The index
- * keeps its own copy of what it needs; G may be destroyed after. */
+ * found as o->scc says (on the host by default); the labels are built where ctx
+ * runs: min-post labels of d randomized iterative DFS on the CPU, [min, max]
+ * post-order labels of d random spanning trees by the level sweeps of Quer and
+ * Calabrese on the GPU (the index then keeps ctx: destroy it before ctx). The
+ * index keeps its own copy of what it needs; G may be destroyed after. */
 typedef struct kr_reach kr_reach;
 kr_status kr_reach_create(kr_ctx *ctx, const kr_graph *G,
                           const kr_reach_options *o, kr_reach **R);
@@ -737,6 +777,7 @@ typedef struct kr_reach_info {
     size_t device_bytes;  /* GPU memory of the index (0 on the CPU) */
     double scc_seconds;   /* SCCs and condensation                 */
     double label_seconds; /* the d labelings                       */
+    kr_scc_info scc;      /* how the SCCs were found               */
 } kr_reach_info;
 void kr_reach_get_info(const kr_reach *R, kr_reach_info *info);
 /* The DAG vertex (SCC) of v, and its labels: lo[i] <= hi[i], i < d. */

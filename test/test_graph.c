@@ -562,12 +562,14 @@ END_TEST
 
 /* The GPU index (labels by level sweeps, batched bit-parallel queries)
  * against the CPU index on q random and q reachable-by-BFS pairs. */
+/* go: the GPU index's options (NULL: the defaults). */
 static void gpu_against_cpu(kr_ctx *cpu, kr_ctx *gpu, const kr_graph *G,
-                            int64_t q, uint64_t seed, const char *what)
+                            int64_t q, uint64_t seed, const char *what,
+                            const kr_reach_options *go)
 {
     kr_reach *C, *R;
     ck_assert_int_eq(kr_reach_create(cpu, G, NULL, &C), KR_OK);
-    ck_assert_msg(kr_reach_create(gpu, G, NULL, &R) == KR_OK, "%s",
+    ck_assert_msg(kr_reach_create(gpu, G, go, &R) == KR_OK, "%s",
                   kr_ctx_error(gpu));
     int32_t n = G->n;
     int32_t *pairs = malloc((size_t)q * 2 * sizeof *pairs);
@@ -628,12 +630,12 @@ START_TEST(gpu_matches_cpu)
     snprintf(spec, sizeof spec, "dag:20000,8,%llu", (unsigned long long)seed);
     kr_graph *G;
     ck_assert_int_eq(kr_graph_generate(cpu, spec, &G), KR_OK);
-    gpu_against_cpu(cpu, gpu, G, 20000, seed, spec);
+    gpu_against_cpu(cpu, gpu, G, 20000, seed, spec, NULL);
     kr_graph_destroy(G);
     for (int i = 0; i < 4; i++) {
         G = random_graph(cpu, 5000 + 3000 * i, 6000 + 4000 * i, i % 2,
                          seed + i);
-        gpu_against_cpu(cpu, gpu, G, 20000, seed + i, "cyclic");
+        gpu_against_cpu(cpu, gpu, G, 20000, seed + i, "cyclic", NULL);
         kr_graph_destroy(G);
     }
     const char *dir = getenv("KRYLOV_GRAPHS");
@@ -644,11 +646,59 @@ START_TEST(gpu_matches_cpu)
         char path[1024];
         snprintf(path, sizeof path, "%s/%s", dir, names[i]);
         if (kr_graph_read_gra(cpu, path, &G) != KR_OK) continue;
-        gpu_against_cpu(cpu, gpu, G, 100000, seed, names[i]);
+        gpu_against_cpu(cpu, gpu, G, 100000, seed, names[i], NULL);
         kr_graph_destroy(G);
     }
     kr_ctx_destroy(cpu);
     kr_ctx_destroy(gpu);
+}
+END_TEST
+
+/* The labeling variants (status-array levels, out-degree bins) answer as
+ * the CPU index does; dag:3000,700 has vertices of every degree class. */
+START_TEST(gpu_variants_match_cpu)
+{
+    kr_ctx *gpu = kt_gpu_or_skip("gpu_variants_match_cpu");
+    if (!gpu) return;
+    kr_ctx *cpu = kt_cpu();
+    uint64_t seed = (uint64_t)time(NULL);
+    kr_reach_options o;
+    kr_reach_options_default(&o);
+    for (unsigned v = 1; v <= 3; v++) {
+        o.gpu_variants = v;
+        char spec[64];
+        const char *shapes[] = {"dag:20000,8", "dag:3000,700"};
+        for (int i = 0; i < 2; i++) {
+            snprintf(spec, sizeof spec, "%s,%llu", shapes[i],
+                     (unsigned long long)(seed + v));
+            kr_graph *G;
+            ck_assert_int_eq(kr_graph_generate(cpu, spec, &G), KR_OK);
+            printf("gpu_variants_match_cpu: variants %u\n", v);
+            gpu_against_cpu(cpu, gpu, G, 20000, seed + v, spec, &o);
+            kr_graph_destroy(G);
+        }
+        kr_graph *G = random_graph(cpu, 8000, 12000, 1, seed + v);
+        gpu_against_cpu(cpu, gpu, G, 20000, seed + v, "cyclic", &o);
+        kr_graph_destroy(G);
+    }
+    kr_ctx_destroy(cpu);
+    kr_ctx_destroy(gpu);
+}
+END_TEST
+
+START_TEST(reach_rejects_unknown_variants)
+{
+    kr_ctx *ctx = kt_cpu();
+    kr_graph *G;
+    ck_assert_int_eq(kr_graph_generate(ctx, "dag:100,2", &G), KR_OK);
+    kr_reach_options o;
+    kr_reach_options_default(&o);
+    o.gpu_variants = 4;
+    kr_reach *R;
+    ck_assert_int_eq(kr_reach_create(ctx, G, &o, &R), KR_ERR_ARG);
+    ck_assert_ptr_null(R);
+    kr_graph_destroy(G);
+    kr_ctx_destroy(ctx);
 }
 END_TEST
 
@@ -670,6 +720,8 @@ int main(void)
     tcase_add_test(t, block_analysis_random);
     tcase_add_test(t, scc_blocking_respects_components);
     tcase_add_test(t, gpu_matches_cpu);
+    tcase_add_test(t, gpu_variants_match_cpu);
+    tcase_add_test(t, reach_rejects_unknown_variants);
     suite_add_tcase(s, t);
     return kt_run(s);
 }

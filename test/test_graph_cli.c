@@ -126,6 +126,17 @@ START_TEST(analyze_every_matrix)
                known[i].name, (int)sccs, (int)largest,
                1e3 * kt_json_num(r.out, end, "seconds"));
         kt_output_free(&r);
+        r = kt_command("", kt_krylov_bin(), NULL,
+                       "analyze '%s' --json --scc fwbw", path);
+        ck_assert_msg(r.rc == 0, "%s --scc fwbw: exit %d: %s", path, r.rc,
+                      r.err);
+        end = kt_json_value(r.out);
+        char method[32];
+        kt_json_str(r.out, end, "scc_method", method, sizeof method);
+        ck_assert_str_eq(method, "fwbw-cpu");
+        ck_assert_int_eq((int)kt_json_num(r.out, end, "sccs"), sccs);
+        ck_assert_int_eq((int)kt_json_num(r.out, end, "largest_scc"), largest);
+        kt_output_free(&r);
         kr_graph_destroy(G);
         kr_csr_free(&A);
     }
@@ -178,6 +189,19 @@ START_TEST(reach_answers_queries)
                              "reach '%s' --queries '%s'", g, q);
     ck_assert_msg(r.rc == 0, "%s", r.err);
     ck_assert_str_eq(r.out, "1\n0\n1\n1\n1\n0\n");
+    kt_output_free(&r);
+    const char *methods[] = {"fwbw", "auto", "tarjan"};
+    for (int i = 0; i < 3; i++) {
+        r = kt_command("", kt_krylov_bin(), NULL,
+                       "reach '%s' --queries '%s' --scc %s", g, q, methods[i]);
+        ck_assert_msg(r.rc == 0, "%s", r.err);
+        ck_assert_str_eq(r.out, "1\n0\n1\n1\n1\n0\n");
+        kt_output_free(&r);
+    }
+    r = kt_command("", kt_krylov_bin(), NULL,
+                   "reach '%s' --queries '%s' --scc kosaraju", g, q);
+    ck_assert_int_eq(r.rc, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "tarjan, fwbw, auto"));
     kt_output_free(&r);
     q = kt_write_file(dir, "q1.txt", "1 3\n5 1\n");
     r = kt_command("", kt_krylov_bin(), NULL,
