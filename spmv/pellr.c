@@ -165,6 +165,28 @@ static void pellr_slice(const kr_pellr_host *P, int32_t s, double alpha,
     }
 }
 
+/* Y = A X for slice s's rows, k columns, row-major; each entry summed in
+ * the row's order, as pellr_slice sums one column. */
+static void pellr_multi_slice(const kr_pellr_host *P, int32_t s, int32_t k,
+                              const double *restrict X, double *restrict Y)
+{
+    const double *v = P->val + P->off[s];
+    const int32_t *c = P->col + P->off[s];
+    int64_t first = (int64_t)s * S;
+    int64_t rows = P->nrows - first < S ? P->nrows - first : S;
+    for (int32_t lane = 0; lane < rows; lane++) {
+        double *y = Y + (size_t)P->perm[first + lane] * k;
+        for (int32_t q = 0; q < k; q++)
+            y[q] = 0.0;
+        for (int32_t j = 0; j < P->rl[first + lane]; j++) {
+            double a = v[lane + (int64_t)j * S];
+            const double *x = X + (size_t)c[lane + (int64_t)j * S] * k;
+            for (int32_t q = 0; q < k; q++)
+                y[q] += a * x[q];
+        }
+    }
+}
+
 typedef struct pellr_impl {
     kr_pellr_host P; /* host memory is the CPU backend's memory */
 } pellr_impl;
@@ -194,6 +216,17 @@ static kr_status pellr_apply(kr_ctx *ctx, void *impl, double alpha,
     return KR_OK;
 }
 
+static kr_status pellr_apply_multi(kr_ctx *ctx, void *impl, int32_t k,
+                                   const double *X, double *Y)
+{
+    const kr_pellr_host *P = &((pellr_impl *)impl)->P;
+    int threads = (int64_t)P->nnz * k < 50000 ? 1 : kr_ctx_threads(ctx);
+#pragma omp parallel for schedule(dynamic, 16) num_threads(threads)
+    for (int32_t s = 0; s < P->nslices; s++)
+        pellr_multi_slice(P, s, k, X, Y);
+    return KR_OK;
+}
+
 static size_t pellr_bytes(const void *impl)
 {
     return kr_pellr_host_bytes(&((const pellr_impl *)impl)->P);
@@ -219,4 +252,5 @@ const kr_format_ops kr_pellr_cpu_ops = {
     .bytes = pellr_bytes,
     .destroy = pellr_destroy,
     .stored = pellr_stored,
+    .apply_multi = pellr_apply_multi,
 };

@@ -51,6 +51,9 @@ typedef struct kr_vsr_plan {
     int32_t nempty;     /* rows without entries                          */
     int32_t *empty;     /* nempty row indices                            */
     double *part;       /* 2*nchunks partial sums (CPU kernel)           */
+    double *mpart;      /* the SpMM's slots and per-thread sums (CPU),
+                           grown on demand; mpart_cap doubles            */
+    size_t mpart_cap;
 } kr_vsr_plan;
 
 /* Builds the plan of an nrows-row CSR (arrays copied) in O(nnz + nrows). */
@@ -66,6 +69,14 @@ size_t kr_vsr_plan_bytes(const kr_vsr_plan *p);
  * left untouched (HYB adds its COO part with beta = 1 that way). */
 void kr_vsr_plan_apply(kr_ctx *ctx, kr_vsr_plan *p, double alpha,
                        const double *x, double beta, double *y, int empty_rows);
+
+/* Y = A X for k columns (row-major) on the CPU, with kr_vsr_plan_apply's
+ * chunks, slots and fix-up order, so each column equals that SpMV's
+ * result bit for bit. add = 0 overwrites Y (empty rows 0); add = 1 adds
+ * A X to Y and leaves rows without entries alone (HYB's remainder).
+ * KR_ERR_NOMEM when the scratch cannot grow. */
+kr_status kr_vsr_plan_apply_multi(kr_ctx *ctx, kr_vsr_plan *p, int32_t k,
+                                  const double *X, double *Y, int add);
 
 /* The plan on the GPU (spmv/vsr.cu; CUDA builds only). */
 typedef struct kr_vsr_dev kr_vsr_dev;
