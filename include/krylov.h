@@ -190,6 +190,34 @@ typedef struct kr_matrix kr_matrix;
  * the close candidates on the GPU (so its pick may vary between runs). */
 kr_status kr_matrix_create(kr_ctx *ctx, const kr_csr *A, const char *format,
                            kr_matrix **M);
+/* Row orders for the SpMM and SpMV kernels (after Mehrabi et al.), by
+ * name, NULL-terminated: "none" (A's order), "plain" (longest rows first),
+ * "flipped", "lpt", "warp", "cta", "lpt-warp"; docs/ARCHITECTURE.md
+ * defines each. */
+const char *const *kr_permute_names(void);
+
+/* Options of kr_matrix_create_opts. */
+typedef struct kr_matrix_options {
+    size_t size;         /* sizeof(kr_matrix_options) as the program was
+                            built: set it with kr_matrix_options_default;
+                            the library reads only the fields within it */
+    const char *format;  /* as kr_matrix_create's; NULL: KR_FORMAT_DEFAULT */
+    const char *permute; /* a kr_permute_names() order; NULL or "none": A's
+                            own order. The format is built on the reordered
+                            rows once, and every apply puts each result
+                            back in A's row order, so vectors are never
+                            permuted for the caller */
+} kr_matrix_options;
+void kr_matrix_options_default(kr_matrix_options *o);
+/* kr_matrix_create with options; o NULL means the defaults. */
+kr_status kr_matrix_create_opts(kr_ctx *ctx, const kr_csr *A,
+                                const kr_matrix_options *o, kr_matrix **M);
+/* The row order M runs with ("none" unless made with one). */
+const char *kr_matrix_permutation(const kr_matrix *M);
+/* Seconds spent computing that order in the build (0 for "none"); part of
+ * kr_matrix_build_seconds. */
+double kr_matrix_permute_seconds(const kr_matrix *M);
+
 void kr_matrix_destroy(kr_matrix *M);
 /* y = alpha*M*x + beta*y */
 kr_status kr_matrix_apply(kr_matrix *M, double alpha, const kr_vec *x,

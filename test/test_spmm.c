@@ -6,6 +6,7 @@
  * failure. On the CPU the SpMM sums each entry in the order its SpMV does,
  * so the two agree bit for bit; on the GPU (skipped visibly without one)
  * each entry must lie within the rounding bound below. */
+#include "spmv/row_order.h"
 #include "testutil.h"
 
 #include <float.h>
@@ -19,6 +20,9 @@ static const char *const FORMATS[] = {"csr", "ellr", "pellr",
 #define NFORMATS (sizeof FORMATS / sizeof FORMATS[0])
 static const int32_t KS[] = {1, 2, 3, 4, 7, 8, 16, 31, 32, 33, 64, 65, 100};
 #define NKS (sizeof KS / sizeof KS[0])
+/* Fewer for the format x order products. */
+static const int32_t KS_PERMUTED[] = {1, 3, 8, 33};
+#define NKS_PERMUTED (sizeof KS_PERMUTED / sizeof KS_PERMUTED[0])
 
 /* One matrix under test: a generator spec, or NULL with a builder. */
 typedef struct case_matrix {
@@ -109,6 +113,8 @@ typedef struct spmm_run {
     kr_matrix *M;
     const char *what; /* names the matrix, format and permutation */
     uint64_t seed;
+    const int32_t *ks; /* the k to try */
+    size_t nks;
 } spmm_run;
 
 /* Y by apply_multi, and Ycols by k SpMVs of X's columns. */
@@ -150,8 +156,8 @@ static void check_matrix(const spmm_run *r)
 {
     int32_t n = r->A->nrows, m = r->A->ncols;
     int exact = kr_ctx_device(r->ctx) == KR_DEVICE_CPU;
-    for (size_t t = 0; t < NKS; t++) {
-        int32_t k = KS[t];
+    for (size_t t = 0; t < r->nks; t++) {
+        int32_t k = r->ks[t];
         size_t nk = (size_t)n * k + 1, mk = (size_t)m * k + 1;
         double *X = malloc(mk * 8), *Y = malloc(nk * 8), *Yc = malloc(nk * 8);
         double *ref = malloc(nk * 8), *bound = malloc(nk * 8);
@@ -181,23 +187,88 @@ static void check_matrix(const spmm_run *r)
     }
 }
 
-/* Each format of FORMATS on A; a format that refuses A (ellr's padding
- * limit) is skipped, any other failure fails. */
+/* y = alpha A x + beta y0 through M against the host loop, within the
+ * bound scaled by |alpha| plus the rounding of the final sum. */
+static void check_alpha_beta(const spmm_run *r)
+{
+    int32_t n = r->A->nrows, m = r->A->ncols;
+    double *x = malloc(((size_t)m + 1) * 8), *y = malloc(((size_t)n + 1) * 8);
+    double *ref = malloc(((size_t)n + 1) * 8), *b = malloc(((size_t)n + 1) * 8);
+    double *y0 = malloc(((size_t)n + 1) * 8);
+    uint64_t s = r->seed;
+    for (int32_t j = 0; j < m; j++)
+        x[j] = kt_rand_uniform(&s);
+    for (int32_t i = 0; i < n; i++)
+        y0[i] = kt_rand_uniform(&s);
+    host_reference(r->A, 1, x, ref, b);
+    kr_vec *vx, *vy;
+    ck_assert_int_eq(kr_vec_create(r->ctx, m, &vx), KR_OK);
+    ck_assert_int_eq(kr_vec_create(r->ctx, n, &vy), KR_OK);
+    ck_assert_int_eq(kr_vec_upload(vx, x), KR_OK);
+    ck_assert_int_eq(kr_vec_upload(vy, y0), KR_OK);
+    ck_assert_int_eq(kr_matrix_apply(r->M, -2.0, vx, 0.5, vy), KR_OK);
+    ck_assert_int_eq(kr_vec_download(vy, y), KR_OK);
+    int32_t i = 0;
+    while (i < n && fabs(y[i] - (-2.0 * ref[i] + 0.5 * y0[i])) <=
+                        2.0 * b[i] + 4.0 * DBL_EPSILON *
+                                         (2.0 * fabs(ref[i]) + fabs(y0[i])))
+        i++;
+    ck_assert_msg(i == n, "%s, seed %llu: y(%d) = %.17g for -2 A x + y0/2",
+                  r->what, (unsigned long long)r->seed, (int)i + 1,
+                  i < n ? y[i] : 0.0);
+    kr_vec_destroy(vx);
+    kr_vec_destroy(vy);
+    free(x);
+    free(y);
+    free(ref);
+    free(b);
+    free(y0);
+}
+
+/* A in one format and row order; NULL when ellr refuses A's padding. */
+static kr_matrix *make_matrix(kr_ctx *ctx, const kr_csr *A, const char *name,
+                              const char *format, const char *order)
+{
+    kr_matrix_options o;
+    kr_matrix_options_default(&o);
+    o.format = format;
+    o.permute = order;
+    kr_matrix *M;
+    kr_status st = kr_matrix_create_opts(ctx, A, &o, &M);
+    if (st == KR_ERR_UNSUPPORTED && strcmp(format, "ellr") == 0) return NULL;
+    ck_assert_msg(st == KR_OK, "%s, %s, %s: %s", name, format,
+                  order ? order : "no order", kr_ctx_error(ctx));
+    ck_assert_str_eq(kr_matrix_permutation(M), order ? order : "none");
+    ck_assert_str_eq(kr_matrix_format_requested(M), format);
+    ck_assert(kr_matrix_permute_seconds(M) >= 0.0);
+    ck_assert(kr_matrix_permute_seconds(M) <= kr_matrix_build_seconds(M));
+    return M;
+}
+
+/* Each format of FORMATS on A in A's order (every k of KS), then in
+ * every row order (KS_PERMUTED), each also through alpha and beta. */
 static void check_formats(kr_ctx *ctx, const kr_csr *A, const char *name)
 {
-    for (size_t f = 0; f < NFORMATS; f++) {
-        kr_matrix *M;
-        kr_status st = kr_matrix_create(ctx, A, FORMATS[f], &M);
-        if (st == KR_ERR_UNSUPPORTED && strcmp(FORMATS[f], "ellr") == 0)
-            continue;
-        ck_assert_msg(st == KR_OK, "%s, %s: %s", name, FORMATS[f],
-                      kr_ctx_error(ctx));
-        char what[256];
-        snprintf(what, sizeof what, "%s as %s", name, FORMATS[f]);
-        spmm_run r = {ctx, A, M, what, 1000 + f};
-        check_matrix(&r);
-        kr_matrix_destroy(M);
-    }
+    const char *const *orders = kr_permute_names();
+    for (size_t f = 0; f < NFORMATS; f++)
+        for (size_t o = 0; orders[o]; o++) {
+            const char *order = o == 0 ? NULL : orders[o];
+            kr_matrix *M = make_matrix(ctx, A, name, FORMATS[f], order);
+            if (!M) continue;
+            char what[256];
+            snprintf(what, sizeof what, "%s as %s, rows in order %s", name,
+                     FORMATS[f], order ? order : "none");
+            spmm_run r = {ctx,
+                          A,
+                          M,
+                          what,
+                          1000 + f * 16 + o,
+                          o == 0 ? KS : KS_PERMUTED,
+                          o == 0 ? NKS : NKS_PERMUTED};
+            check_matrix(&r);
+            check_alpha_beta(&r);
+            kr_matrix_destroy(M);
+        }
 }
 
 static void check_cases(kr_ctx *ctx)
@@ -258,6 +329,120 @@ START_TEST(gpu_shared)
     kr_ctx *ctx = kt_gpu_or_skip("gpu_shared");
     if (!ctx) return;
     check_shared(ctx, "gpu_shared");
+    kr_ctx_destroy(ctx);
+}
+END_TEST
+
+/* Every order of every generated case is a bijection of 0..n-1; plain is
+ * sorted longest first; flipped alternates plain's two ends; a block of
+ * lpt never carries more nonzeros than plain's first (the 32 longest). */
+START_TEST(orders_are_bijections)
+{
+    kr_ctx *ctx = kt_cpu();
+    const char *const *orders = kr_permute_names();
+    for (size_t i = 0; i < NCASES; i++) {
+        kr_csr A;
+        CASES[i].make(ctx, &A);
+        int32_t n = A.nrows;
+        int32_t *ord = malloc((size_t)n * 4), *plain = malloc((size_t)n * 4);
+        char *seen = malloc((size_t)n);
+        ck_assert_int_eq(kr_row_order(ctx, &A, "plain", plain), KR_OK);
+        for (size_t o = 0; orders[o]; o++) {
+            ck_assert_int_eq(kr_row_order(ctx, &A, orders[o], ord), KR_OK);
+            memset(seen, 0, (size_t)n);
+            for (int32_t p = 0; p < n; p++) {
+                ck_assert_msg(ord[p] >= 0 && ord[p] < n && !seen[ord[p]],
+                              "%s, order %s: position %d holds row %d twice "
+                              "or out of range",
+                              CASES[i].name, orders[o], (int)p + 1,
+                              (int)ord[p] + 1);
+                seen[ord[p]] = 1;
+            }
+        }
+        for (int32_t p = 1; p < n; p++)
+            ck_assert_int_ge(A.rowptr[plain[p - 1] + 1] -
+                                 A.rowptr[plain[p - 1]],
+                             A.rowptr[plain[p] + 1] - A.rowptr[plain[p]]);
+        ck_assert_int_eq(kr_row_order(ctx, &A, "flipped", ord), KR_OK);
+        for (int32_t p = 0; p < n; p++)
+            ck_assert_int_eq(ord[p],
+                             p % 2 ? plain[n - 1 - p / 2] : plain[p / 2]);
+        ck_assert_int_eq(kr_row_order(ctx, &A, "lpt", ord), KR_OK);
+        int64_t top = 0;
+        for (int32_t p = 0; p < n && p < KR_ORDER_CTA_ROWS; p++)
+            top += A.rowptr[plain[p] + 1] - A.rowptr[plain[p]];
+        for (int32_t b = 0; b < n; b += KR_ORDER_CTA_ROWS) {
+            int64_t load = 0;
+            for (int32_t p = b; p < n && p < b + KR_ORDER_CTA_ROWS; p++)
+                load += A.rowptr[ord[p] + 1] - A.rowptr[ord[p]];
+            ck_assert_int_le(load, top);
+        }
+        free(ord);
+        free(plain);
+        free(seen);
+        kr_csr_free(&A);
+    }
+    kr_ctx_destroy(ctx);
+}
+END_TEST
+
+/* The block distance against a count over explicit block flags. */
+START_TEST(block_distance_brute_force)
+{
+    kr_ctx *ctx = kt_cpu();
+    kr_csr A;
+    kt_random_csr(ctx, 60, 300, 9, 0, 21, &A);
+    const int32_t nb = (300 + 31) / 32;
+    for (int32_t a = 0; a < A.nrows; a++)
+        for (int32_t b = 0; b < A.nrows; b++) {
+            char fa[16] = {0}, fb[16] = {0};
+            for (int32_t p = A.rowptr[a]; p < A.rowptr[a + 1]; p++)
+                fa[A.colind[p] / 32] = 1;
+            for (int32_t p = A.rowptr[b]; p < A.rowptr[b + 1]; p++)
+                fb[A.colind[p] / 32] = 1;
+            int32_t d = 0;
+            for (int32_t j = 0; j < nb; j++)
+                d += fa[j] != fb[j];
+            ck_assert_int_eq(kr_row_block_distance(&A, a, b), d);
+        }
+    kr_csr_free(&A);
+    kr_ctx_destroy(ctx);
+}
+END_TEST
+
+/* New values through a permuted matrix; unknown orders and bad option
+ * sizes refused with the valid names. */
+START_TEST(permuted_update_and_errors)
+{
+    kr_ctx *ctx = kt_cpu();
+    kr_csr A;
+    gen(ctx, "powerlaw:500,8", &A);
+    kr_matrix_options o;
+    kr_matrix_options_default(&o);
+    o.format = "vsr";
+    o.permute = "lpt-warp";
+    kr_matrix *M;
+    ck_assert_int_eq(kr_matrix_create_opts(ctx, &A, &o, &M), KR_OK);
+    for (int32_t p = 0; p < A.nnz; p++)
+        A.val[p] = 1.0 + p % 7;
+    ck_assert_int_eq(kr_matrix_update_values(M, &A), KR_OK);
+    char what[] = "powerlaw:500,8 as vsr in lpt-warp after new values";
+    spmm_run r = {ctx, &A, M, what, 77, KS_PERMUTED, NKS_PERMUTED};
+    check_matrix(&r);
+    kr_csr_view v;
+    ck_assert_int_eq(kr_matrix_csr_view(M, &v), KR_ERR_UNSUPPORTED);
+    kr_matrix_destroy(M);
+    o.permute = "sideways";
+    ck_assert_int_eq(kr_matrix_create_opts(ctx, &A, &o, &M), KR_ERR_ARG);
+    ck_assert_ptr_nonnull(strstr(kr_ctx_error(ctx), "'sideways'"));
+    ck_assert_ptr_nonnull(strstr(kr_ctx_error(ctx), "lpt-warp"));
+    o.permute = "cta";
+    o.size = 3;
+    ck_assert_int_eq(kr_matrix_create_opts(ctx, &A, &o, &M), KR_ERR_ARG);
+    ck_assert_int_eq(kr_matrix_create_opts(ctx, &A, NULL, &M), KR_OK);
+    ck_assert_str_eq(kr_matrix_permutation(M), "none");
+    kr_matrix_destroy(M);
+    kr_csr_free(&A);
     kr_ctx_destroy(ctx);
 }
 END_TEST
@@ -324,6 +509,9 @@ int main(void)
     tcase_add_test(tc, gpu_generated);
     tcase_add_test(tc, gpu_shared);
     tcase_add_test(tc, argument_errors);
+    tcase_add_test(tc, orders_are_bijections);
+    tcase_add_test(tc, block_distance_brute_force);
+    tcase_add_test(tc, permuted_update_and_errors);
     suite_add_tcase(s, tc);
     return kt_run(s);
 }
