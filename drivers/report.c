@@ -71,6 +71,8 @@ static void text_problem(FILE *f, const cli_report *r)
         key(f, "format choice:");
         fprintf(f, "%s\n", r->format_reason);
     }
+    key(f, "row order:");
+    fprintf(f, "%s\n", r->permutation);
     key(f, "device:");
     fprintf(f, "%s\n", r->device);
     key(f, "threads:");
@@ -101,6 +103,8 @@ static void text_outcome(FILE *f, const cli_report *r)
     }
     line_num(f, "setup time:", "%.6f", r->setup_seconds, " s");
     line_num(f, "  matrix build:", "%.6f", r->matrix_build_seconds, " s");
+    if (strcmp(r->permutation, "none") != 0)
+        line_num(f, "    row order:", "%.6f", r->permute_seconds, " s");
     line_num(f, "  precond build:", "%.6f", r->precond_build_seconds, " s");
     if (r->precond_stages) {
         if (r->precond_stages->upload > 0.0) /* the GPU's copy */
@@ -157,6 +161,7 @@ static void json_problem(cli_json *j, const cli_report *r)
     cli_json_str(j, "format", r->format);
     cli_json_str(j, "format_requested", r->format_requested);
     cli_json_str(j, "format_reason", r->format_reason);
+    cli_json_str(j, "permutation", r->permutation);
     cli_json_str(j, "device", r->device);
     cli_json_int(j, "threads", r->threads);
 }
@@ -180,6 +185,7 @@ static void json_outcome(cli_json *j, const cli_report *r)
                  r->have_forward ? r->forward_rel2 : NAN);
     cli_json_num(j, "setup_seconds", r->setup_seconds);
     cli_json_num(j, "matrix_build_seconds", r->matrix_build_seconds);
+    cli_json_num(j, "permute_seconds", r->permute_seconds);
     cli_json_num(j, "precond_build_seconds", r->precond_build_seconds);
     if (r->precond_stages) {
         cli_json_num(j, "precond_upload_seconds", r->precond_stages->upload);
