@@ -88,6 +88,10 @@ size_t kr_vsr_dev_bytes(const kr_vsr_dev *d);
 kr_status kr_vsr_dev_apply(kr_ctx *ctx, const kr_vsr_dev *d, double alpha,
                            const double *x, double beta, double *y,
                            int empty_rows);
+/* Same contract as kr_vsr_plan_apply_multi, on the context's stream (the
+ * slots' scratch grows in d). */
+kr_status kr_vsr_dev_apply_multi(kr_ctx *ctx, kr_vsr_dev *d, int32_t k,
+                                 const double *X, double *Y, int add);
 
 #ifdef __cplusplus
 }
