@@ -283,6 +283,7 @@ double kr_matrix_padding_ratio(const kr_matrix *M)
 
 typedef struct apply_args {
     kr_matrix *M;
+    int32_t k; /* 0: one SpMV */
     const double *x;
     double *y;
 } apply_args;
@@ -290,7 +291,25 @@ typedef struct apply_args {
 static kr_status apply_once(void *arg)
 {
     apply_args *a = arg;
+    if (a->k > 0)
+        return a->M->ops->apply_multi(a->M->ctx, a->M->impl, a->k, a->x, a->y);
     return a->M->ops->apply(a->M->ctx, a->M->impl, 1.0, a->x, 0.0, a->y);
+}
+
+/* warmup untimed runs, then reps timed by the backend */
+static kr_status time_applies(kr_matrix *M, apply_args *a, int warmup, int reps,
+                              double *median_s, double *min_s)
+{
+    double *t = malloc((size_t)reps * sizeof *t);
+    if (!t) return kr_fail(M->ctx, KR_ERR_NOMEM, "out of host memory");
+    kr_status st = KR_OK;
+    for (int i = 0; i < warmup && st == KR_OK; i++)
+        st = apply_once(a);
+    if (st == KR_OK)
+        st = M->ctx->ops->time_runs(M->ctx, apply_once, a, reps, t);
+    if (st == KR_OK) kr_median_min(t, reps, median_s, min_s);
+    free(t);
+    return st;
 }
 
 kr_status kr_matrix_time_apply(kr_matrix *M, const kr_vec *x, kr_vec *y,
@@ -305,15 +324,19 @@ kr_status kr_matrix_time_apply(kr_matrix *M, const kr_vec *x, kr_vec *y,
                        "matrix is %d x %d but x has %d "
                        "and y %d entries",
                        M->nrows, M->ncols, x->n, y->n);
-    apply_args a = {M, x->data, y->data};
-    double *t = malloc((size_t)reps * sizeof *t);
-    if (!t) return kr_fail(M->ctx, KR_ERR_NOMEM, "out of host memory");
-    kr_status st = KR_OK;
-    for (int i = 0; i < warmup && st == KR_OK; i++)
-        st = apply_once(&a);
-    if (st == KR_OK)
-        st = M->ctx->ops->time_runs(M->ctx, apply_once, &a, reps, t);
-    if (st == KR_OK) kr_median_min(t, reps, median_s, min_s);
-    free(t);
-    return st;
+    apply_args a = {M, 0, x->data, y->data};
+    return time_applies(M, &a, warmup, reps, median_s, min_s);
+}
+
+kr_status kr_matrix_time_apply_multi(kr_matrix *M, int32_t k, const kr_vec *X,
+                                     kr_vec *Y, int warmup, int reps,
+                                     double *median_s, double *min_s)
+{
+    if (!M || warmup < 0 || reps < 1 || !median_s || !min_s)
+        return kr_fail(M ? M->ctx : NULL, KR_ERR_ARG,
+                       "kr_matrix_time_apply_multi: bad arguments");
+    /* one checked apply: sizes, contexts, a kernel for the format */
+    KR_TRY(kr_matrix_apply_multi(M, k, X, Y));
+    apply_args a = {M, k, X->data, Y->data};
+    return time_applies(M, &a, warmup, reps, median_s, min_s);
 }

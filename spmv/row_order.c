@@ -148,33 +148,89 @@ static kr_status order_lpt(kr_ctx *ctx, const kr_csr *A, int32_t *order)
     return st;
 }
 
+void kr_row_block_distances(const kr_csr *A, int32_t seed, const int32_t *rows,
+                            int32_t n, int32_t *stamp, int32_t mark,
+                            int32_t *dist)
+{
+    int32_t seed_blocks = 0, last = -1;
+    for (int32_t p = A->rowptr[seed]; p < A->rowptr[seed + 1]; p++)
+        if (A->colind[p] / 32 != last) {
+            last = A->colind[p] / 32;
+            stamp[last] = mark;
+            seed_blocks++;
+        }
+    for (int32_t i = 0; i < n; i++) {
+        int32_t blocks = 0, shared = 0;
+        last = -1;
+        for (int32_t p = A->rowptr[rows[i]]; p < A->rowptr[rows[i] + 1]; p++)
+            if (A->colind[p] / 32 != last) {
+                last = A->colind[p] / 32;
+                blocks++;
+                shared += stamp[last] == mark;
+            }
+        dist[i] = seed_blocks + blocks - 2 * shared;
+    }
+}
+
+/* Scratch of group_by_overlap. */
+typedef struct overlap_work {
+    char *taken;    /* per position of the segment */
+    int32_t *out;   /* the regrouped segment       */
+    int32_t *stamp; /* per 32-column block         */
+    int32_t *cand;  /* window positions, rows, distances */
+    int32_t *rows, *dist;
+    int32_t mark;
+} overlap_work;
+
+/* The window: up to `window` positions after head not yet taken. */
+static int32_t gather_window(const int32_t *seq, int32_t m, int32_t head,
+                             int32_t window, overlap_work *w)
+{
+    int32_t n = 0;
+    for (int32_t c = head + 1; c < m && n < window; c++)
+        if (!w->taken[c]) {
+            w->cand[n] = c;
+            w->rows[n++] = seq[c];
+        }
+    return n;
+}
+
 /* Rewrites seq[0..m) in groups of `group`: each group is the first row not
  * yet taken and the rows nearest it by block distance among the next
- * `window` rows not taken (the earliest on ties). taken: m zeroed flags. */
+ * `window` rows not taken (the earliest on ties). */
 static void group_by_overlap(const kr_csr *A, int32_t *seq, int32_t m,
-                             int32_t group, int32_t window, char *taken,
-                             int32_t *out)
+                             int32_t group, int32_t window, overlap_work *w)
 {
     int32_t head = 0, p = 0;
     while (p < m) {
-        while (taken[head])
+        while (w->taken[head])
             head++;
-        int32_t seed = seq[head];
-        taken[head] = 1;
-        out[p++] = seed;
+        w->taken[head] = 1;
+        w->out[p++] = seq[head];
+        int32_t n = gather_window(seq, m, head, window, w);
+        kr_row_block_distances(A, seq[head], w->rows, n, w->stamp, ++w->mark,
+                               w->dist);
         for (int32_t g = 1; g < group && p < m; g++) {
-            int32_t best = -1, best_d = INT32_MAX, seen = 0;
-            for (int32_t c = head + 1; c < m && seen < window; c++) {
-                if (taken[c]) continue;
-                seen++;
-                int32_t d = kr_row_block_distance(A, seed, seq[c]);
-                if (d < best_d) best_d = d, best = c;
-            }
-            taken[best] = 1;
-            out[p++] = seq[best];
+            int32_t best = -1;
+            for (int32_t i = 0; i < n; i++)
+                if (!w->taken[w->cand[i]] &&
+                    (best < 0 || w->dist[i] < w->dist[best]))
+                    best = i;
+            w->taken[w->cand[best]] = 1;
+            w->out[p++] = w->rows[best];
         }
     }
-    memcpy(seq, out, (size_t)m * sizeof *seq);
+    memcpy(seq, w->out, (size_t)m * sizeof *seq);
+}
+
+static void free_work(overlap_work *w)
+{
+    free(w->taken);
+    free(w->out);
+    free(w->stamp);
+    free(w->cand);
+    free(w->rows);
+    free(w->dist);
 }
 
 /* order (a first order) regrouped in segments of `segment` rows (or all
@@ -183,21 +239,23 @@ static kr_status regroup(kr_ctx *ctx, const kr_csr *A, int32_t *order,
                          int32_t segment, int32_t group, int32_t window)
 {
     int32_t n = A->nrows, seg = segment > 0 ? segment : (n > 0 ? n : 1);
-    char *taken = calloc((size_t)seg + 1, 1);
-    int32_t *out = malloc(((size_t)seg + 1) * sizeof *out);
-    if (!taken || !out) {
-        free(taken);
-        free(out);
-        return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
-    }
-    for (int32_t s = 0; s < n; s += seg) {
+    overlap_work w = {calloc((size_t)seg + 1, 1),
+                      malloc(((size_t)seg + 1) * 4),
+                      calloc((size_t)A->ncols / 32 + 1, 4),
+                      malloc((size_t)window * 4),
+                      malloc((size_t)window * 4),
+                      malloc((size_t)window * 4),
+                      0};
+    kr_status st = KR_OK;
+    if (!w.taken || !w.out || !w.stamp || !w.cand || !w.rows || !w.dist)
+        st = kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
+    for (int32_t s = 0; st == KR_OK && s < n; s += seg) {
         int32_t m = n - s < seg ? n - s : seg;
-        memset(taken, 0, (size_t)m);
-        group_by_overlap(A, order + s, m, group, window, taken, out);
+        memset(w.taken, 0, (size_t)m);
+        group_by_overlap(A, order + s, m, group, window, &w);
     }
-    free(taken);
-    free(out);
-    return KR_OK;
+    free_work(&w);
+    return st;
 }
 
 static kr_status order_none(kr_ctx *ctx, const kr_csr *A, int32_t *order)

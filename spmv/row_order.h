@@ -29,8 +29,14 @@ kr_status kr_row_order(kr_ctx *ctx, const kr_csr *A, const char *name,
                        int32_t *order);
 
 /* The number of distinct 32-column blocks rows a and b do not share (the
- * Hamming distance of their 32-column block masks). */
+ * Hamming distance of their 32-column block masks), by merging the rows. */
 int32_t kr_row_block_distance(const kr_csr *A, int32_t a, int32_t b);
+/* dist[i] = kr_row_block_distance(A, seed, rows[i]) for i < n, in
+ * O(len(seed) + sum len(rows[i])): the seed's blocks are marked in stamp
+ * (ncols/32 + 1 entries, each != mark on entry; left == mark). */
+void kr_row_block_distances(const kr_csr *A, int32_t seed, const int32_t *rows,
+                            int32_t n, int32_t *stamp, int32_t mark,
+                            int32_t *dist);
 
 #ifdef __cplusplus
 }

@@ -386,14 +386,19 @@ START_TEST(orders_are_bijections)
 }
 END_TEST
 
-/* The block distance against a count over explicit block flags. */
+/* The block distance against a count over explicit block flags, and the
+ * stamped distances of one row to many (the grouping's) against both. */
 START_TEST(block_distance_brute_force)
 {
     kr_ctx *ctx = kt_cpu();
     kr_csr A;
     kt_random_csr(ctx, 60, 300, 9, 0, 21, &A);
     const int32_t nb = (300 + 31) / 32;
-    for (int32_t a = 0; a < A.nrows; a++)
+    int32_t stamp[16] = {0}, rows[60], dist[60];
+    for (int32_t b = 0; b < A.nrows; b++)
+        rows[b] = b;
+    for (int32_t a = 0; a < A.nrows; a++) {
+        kr_row_block_distances(&A, a, rows, A.nrows, stamp, a + 1, dist);
         for (int32_t b = 0; b < A.nrows; b++) {
             char fa[16] = {0}, fb[16] = {0};
             for (int32_t p = A.rowptr[a]; p < A.rowptr[a + 1]; p++)
@@ -404,7 +409,9 @@ START_TEST(block_distance_brute_force)
             for (int32_t j = 0; j < nb; j++)
                 d += fa[j] != fb[j];
             ck_assert_int_eq(kr_row_block_distance(&A, a, b), d);
+            ck_assert_int_eq(dist[b], d);
         }
+    }
     kr_csr_free(&A);
     kr_ctx_destroy(ctx);
 }
