@@ -9,6 +9,7 @@
  * Self-contained beside bench_spmv.c (it shares only bench_common). */
 #include "drivers/bench.h"
 #include "drivers/bench_common.h"
+#include "drivers/features_json.h"
 
 #include <limits.h>
 #include <math.h>
@@ -47,6 +48,7 @@ typedef struct spmm_run {
     char date[32];
     spmm_row *rows;
     int nrows;
+    kr_spmm_features *features; /* per matrix of the list */
 } spmm_run;
 
 /* One matrix's data: X and the reference Y for each k. */
@@ -397,6 +399,9 @@ static int run_matrix(spmm_run *r, int i)
         fprintf(stderr, "bench spmm: [%d/%d] %s (%d x %d, nnz %d)\n", i + 1,
                 r->list.n, m.item->name, (int)m.A.nrows, (int)m.A.ncols,
                 (int)m.A.nnz);
+    kr_status st =
+        rc ? KR_OK : kr_csr_spmm_features(r->ctx, &m.A, &r->features[i]);
+    if (st != KR_OK) rc = bench_lib_error(r->ctx, st, m.item->name);
     if (!rc) rc = make_vectors(r, &m);
     if (!rc) rc = run_choice(r, &m, "csr", "none"); /* the baseline first */
     for (int f = 0; !rc && f < r->nformats; f++)
@@ -565,6 +570,26 @@ static void json_row(FILE *f, const spmm_row *w)
     cli_json_end(&j);
 }
 
+/* "matrices": each matrix's SpMM features (kr_csr_spmm_features). */
+static void json_features(cli_json *j, const spmm_run *r)
+{
+    cli_json_key(j, "matrices");
+    fputc('[', j->f);
+    for (int i = 0; i < r->list.n; i++) {
+        const kr_spmm_features *f = &r->features[i];
+        cli_json s;
+        fputs(i ? "," : "", j->f);
+        cli_json_begin(&s, j->f);
+        cli_json_str(&s, "matrix", r->list.items[i].name);
+        cli_json_int(&s, "nrows", f->nrows);
+        cli_json_int(&s, "ncols", f->ncols);
+        cli_json_int(&s, "nnz", f->nnz);
+        cli_json_spmm_features(&s, "features", f);
+        cli_json_end(&s);
+    }
+    fputc(']', j->f);
+}
+
 static void json_summary(cli_json *j, const spmm_run *r)
 {
     cli_json_key(j, "summary");
@@ -620,6 +645,7 @@ static void write_json(FILE *f, const void *arg)
     }
     fputc(']', f);
     json_summary(&j, r);
+    json_features(&j, r);
     cli_json_end(&j);
 }
 
@@ -632,8 +658,11 @@ static int run_all(spmm_run *r)
     if (!rc) {
         size_t per = ((size_t)r->nformats * r->norders + 1) * (size_t)r->nks;
         r->rows = calloc((size_t)r->list.n * per + 1, sizeof *r->rows);
-        if (!r->rows) cli_error("out of host memory for the results");
-        if (!r->rows) rc = CLI_EXIT_DEVICE;
+        r->features = calloc((size_t)r->list.n + 1, sizeof *r->features);
+        if (!r->rows || !r->features) {
+            cli_error("out of host memory for the results");
+            rc = CLI_EXIT_DEVICE;
+        }
     }
     bench_utc_date(r->date, sizeof r->date);
     for (int i = 0; !rc && i < r->list.n; i++)
@@ -651,6 +680,7 @@ int cli_bench_spmm(int argc, char **argv)
     int rc = parse(&r, &o, argc, argv);
     if (!rc) rc = run_all(&r);
     free(r.rows);
+    free(r.features);
     kr_ctx_destroy(r.ctx);
     bench_list_free(&r.list);
     return rc == CLI_EXIT_HELP ? CLI_EXIT_OK : rc;

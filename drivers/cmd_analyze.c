@@ -4,6 +4,7 @@
  * bjacobi would use, and the format, preconditioner and method krylov
  * recommends, each with its reason. Text, or one JSON object. */
 #include "drivers/commands.h"
+#include "drivers/features_json.h"
 #include "drivers/graph_cli.h"
 #include "drivers/json.h"
 #include "drivers/options.h"
@@ -86,6 +87,7 @@ typedef struct analysis {
     int32_t nb;
     kr_block_analysis blocks;
     kr_auto_choice gpu_pick;
+    kr_spmm_features spmm; /* for SpMM's kernels and row orders */
     char precond[160], method[160];
     double seconds;
 } analysis;
@@ -197,6 +199,8 @@ static int analyze(kr_ctx *ctx, const kr_csr *A, const analyze_opts *o,
     kr_auto_features f;
     if (!rc && kr_auto_features_of(ctx, A, &f) == KR_OK)
         kr_auto_rule_gpu(&f, &a->gpu_pick);
+    if (!rc) st = kr_csr_spmm_features(ctx, A, &a->spmm);
+    if (!rc && st != KR_OK) rc = cli_lib_error(ctx, st, NULL);
     if (!rc) recommend(A, a);
     a->seconds = kr_wtime() - t0;
     return rc;
@@ -271,6 +275,12 @@ static void print_text(const char *name, const kr_csr *A, const analyze_opts *o,
     if (strcmp(o->device, "cpu"))
         printf("format:       auto on a GPU: %s (%s)\n", a->gpu_pick.format,
                a->gpu_pick.why);
+    printf("spmm:         warp imbalance mean %.2f, max %.2f; 32-column "
+           "blocks per row mean %.2f, per warp mean %.1f; neighbour rows "
+           "differ in %.2f blocks (mean)\n",
+           a->spmm.warp_imbalance.mean, a->spmm.warp_imbalance.max,
+           a->spmm.row_blocks.mean, a->spmm.warp_blocks.mean,
+           a->spmm.neighbour_distance.mean);
     printf("precond:      %s\n", a->precond);
     printf("method:       %s\n", a->method);
     printf("analysis:     %.1f ms\n", a->seconds * 1e3);
@@ -328,6 +338,7 @@ static void print_json(const char *name, const kr_csr *A, const analyze_opts *o,
         cli_json_str(&j, "format_gpu", a->gpu_pick.format);
         cli_json_str(&j, "format_gpu_reason", a->gpu_pick.why);
     }
+    cli_json_spmm_features(&j, "spmm_features", &a->spmm);
     cli_json_str(&j, "precond", a->precond);
     cli_json_str(&j, "method", a->method);
     cli_json_num(&j, "seconds", a->seconds);

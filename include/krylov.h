@@ -113,6 +113,31 @@ typedef struct kr_row_stats {
 } kr_row_stats;
 void kr_csr_row_stats(const kr_csr *A, kr_row_stats *st);
 
+/* Minimum, mean and maximum of one feature. */
+typedef struct kr_stat3 {
+    double min, mean, max;
+} kr_stat3;
+/* The sparsity pattern in the terms an SpMM's speed depends on (after
+ * Mehrabi et al.'s Table II): size, load balance and locality. A warp is
+ * 32 consecutive rows (the last one may hold fewer), a block of columns
+ * 32 consecutive columns. Statistics over no item are 0. */
+typedef struct kr_spmm_features {
+    int32_t nrows, ncols, nnz;
+    double density;              /* nnz / (nrows * ncols)                 */
+    kr_stat3 row_nnz;            /* nonzeros per row                      */
+    kr_stat3 warp_nnz;           /* nonzeros per warp                     */
+    kr_stat3 warp_imbalance;     /* per warp with nonzeros: rows x longest
+                                    row / nonzeros (1 = even rows)        */
+    kr_stat3 row_blocks;         /* column blocks a row touches           */
+    kr_stat3 warp_blocks;        /* column blocks a warp's rows touch     */
+    kr_stat3 neighbour_distance; /* per row after the first: blocks it or
+                                    the row before touches but not both
+                                    (Hamming distance of block masks)     */
+} kr_spmm_features;
+/* The features of A's pattern, in one pass over the entries. */
+kr_status kr_csr_spmm_features(kr_ctx *ctx, const kr_csr *A,
+                               kr_spmm_features *f);
+
 /* ------------------------------------------------------------ file input */
 
 /* Reads a Matrix Market file (.mtx, or .mtx.gz through zlib): coordinate or

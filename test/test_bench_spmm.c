@@ -70,6 +70,12 @@ START_TEST(rows_and_summary)
     /* per k: 2 formats x 2 orders + the best krylov choice */
     n = kt_json_objects(json, "summary", start, stop, 64);
     ck_assert_int_eq(n, 2 * 5);
+    /* each matrix's features, as the library computes them */
+    n = kt_json_objects(json, "matrices", start, stop, 64);
+    ck_assert_int_eq(n, 2);
+    ck_assert_double_eq(kt_json_num(start[0], stop[0], "nnz"),
+                        1600 * 5 - 4 * 40);
+    ck_assert_ptr_nonnull(strstr(start[1], "\"features\": {"));
     ck_assert_ptr_nonnull(strstr(json, "\"copy_bytes_per_s\""));
     ck_assert_ptr_nonnull(strstr(json, "\"date_utc\""));
     free(json);

@@ -491,6 +491,121 @@ START_TEST(solve_with_row_orders)
 }
 END_TEST
 
+/* ---------------------------------------------- features, brute force */
+
+/* flags[b] = 1 for each 32-column block rows [r0, r1) of A touch. */
+static int32_t count_blocks(const kr_csr *A, int32_t r0, int32_t r1,
+                            char *flags)
+{
+    int32_t nb = A->ncols / 32 + 1, n = 0;
+    memset(flags, 0, (size_t)nb);
+    for (int32_t i = r0; i < r1; i++)
+        for (int32_t p = A->rowptr[i]; p < A->rowptr[i + 1]; p++)
+            flags[A->colind[p] / 32] = 1;
+    for (int32_t b = 0; b < nb; b++)
+        n += flags[b];
+    return n;
+}
+
+static void expect3(const kr_stat3 *s, double lo, double sum, double hi,
+                    int64_t n, const char *what)
+{
+    double mean = n ? sum / (double)n : 0.0;
+    if (!n) lo = hi = 0.0;
+    ck_assert_msg(s->min == lo && s->max == hi &&
+                      fabs(s->mean - mean) <= 1e-12 * fabs(mean),
+                  "%s: min %g mean %g max %g, expected %g %g %g", what, s->min,
+                  s->mean, s->max, lo, mean, hi);
+}
+
+typedef struct brute3 {
+    double lo, sum, hi;
+    int64_t n;
+} brute3;
+
+static void brute_add(brute3 *b, double v)
+{
+    b->lo = b->n == 0 || v < b->lo ? v : b->lo;
+    b->hi = b->n == 0 || v > b->hi ? v : b->hi;
+    b->sum += v;
+    b->n++;
+}
+
+/* Every feature by explicit block flags per row and per warp. */
+static void check_features(kr_ctx *ctx, const kr_csr *A, const char *name)
+{
+    kr_spmm_features f;
+    ck_assert_int_eq(kr_csr_spmm_features(ctx, A, &f), KR_OK);
+    char *fa = malloc((size_t)A->ncols / 32 + 1);
+    char *fb = malloc((size_t)A->ncols / 32 + 1);
+    brute3 rn = {0}, rb = {0}, wn = {0}, wb = {0}, wi = {0}, nd = {0};
+    for (int32_t i = 0; i < A->nrows; i++) {
+        brute_add(&rn, A->rowptr[i + 1] - A->rowptr[i]);
+        brute_add(&rb, count_blocks(A, i, i + 1, fa));
+        if (i == 0) continue;
+        count_blocks(A, i - 1, i, fb);
+        int32_t d = 0;
+        for (int32_t b = 0; b <= A->ncols / 32; b++)
+            d += fa[b] != fb[b];
+        brute_add(&nd, d);
+    }
+    for (int32_t r0 = 0; r0 < A->nrows; r0 += 32) {
+        int32_t r1 = r0 + 32 < A->nrows ? r0 + 32 : A->nrows, longest = 0;
+        int64_t nnz = A->rowptr[r1] - A->rowptr[r0];
+        for (int32_t i = r0; i < r1; i++)
+            if (A->rowptr[i + 1] - A->rowptr[i] > longest)
+                longest = A->rowptr[i + 1] - A->rowptr[i];
+        brute_add(&wn, (double)nnz);
+        brute_add(&wb, count_blocks(A, r0, r1, fa));
+        if (nnz > 0) brute_add(&wi, (double)(r1 - r0) * longest / nnz);
+    }
+    ck_assert_int_eq(f.nnz, A->nnz);
+    ck_assert(fabs(f.density - (double)A->nnz / A->nrows / A->ncols) <= 1e-15);
+    expect3(&f.row_nnz, rn.lo, rn.sum, rn.hi, rn.n, name);
+    expect3(&f.row_blocks, rb.lo, rb.sum, rb.hi, rb.n, name);
+    expect3(&f.neighbour_distance, nd.lo, nd.sum, nd.hi, nd.n, name);
+    expect3(&f.warp_nnz, wn.lo, wn.sum, wn.hi, wn.n, name);
+    expect3(&f.warp_blocks, wb.lo, wb.sum, wb.hi, wb.n, name);
+    expect3(&f.warp_imbalance, wi.lo, wi.sum, wi.hi, wi.n, name);
+    free(fa);
+    free(fb);
+}
+
+START_TEST(features_brute_force)
+{
+    kr_ctx *ctx = kt_cpu();
+    for (size_t i = 0; i < NCASES; i++) {
+        kr_csr A;
+        CASES[i].make(ctx, &A);
+        check_features(ctx, &A, CASES[i].name);
+        kr_csr_free(&A);
+    }
+    kr_ctx_destroy(ctx);
+}
+END_TEST
+
+/* krylov analyze reports the features (text and JSON). */
+START_TEST(analyze_reports_features)
+{
+    const char *dir = kt_tmpdir();
+    kt_output r = kt_command(NULL, kt_krylov_bin(), dir,
+                             "gen poisson2d:10 -o %s/p.mtx", dir);
+    ck_assert_msg(r.rc == 0, "%s", r.err);
+    kt_output_free(&r);
+    r = kt_command(NULL, kt_krylov_bin(), dir, "analyze %s/p.mtx --json", dir);
+    ck_assert_msg(r.rc == 0, "%s", r.err);
+    const char *f = strstr(r.out, "\"spmm_features\"");
+    ck_assert_ptr_nonnull(f);
+    /* 460 nonzeros over 100 rows */
+    ck_assert_double_eq_tol(kt_num_after(strstr(f, "\"row_nnz\""), "\"mean\""),
+                            4.6, 1e-12);
+    kt_output_free(&r);
+    r = kt_command(NULL, kt_krylov_bin(), dir, "analyze %s/p.mtx", dir);
+    ck_assert_ptr_nonnull(strstr(r.out, "spmm:         warp imbalance mean"));
+    kt_output_free(&r);
+}
+END_TEST
+
 static kr_status identity_op(void *user, const kr_vec *x, kr_vec *y)
 {
     (void)user;
@@ -557,6 +672,8 @@ int main(void)
     tcase_add_test(tc, block_distance_brute_force);
     tcase_add_test(tc, permuted_update_and_errors);
     tcase_add_test(tc, solve_with_row_orders);
+    tcase_add_test(tc, features_brute_force);
+    tcase_add_test(tc, analyze_reports_features);
     suite_add_tcase(s, tc);
     return kt_run(s);
 }
