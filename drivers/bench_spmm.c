@@ -300,17 +300,6 @@ static spmm_row *new_row(spmm_run *r, const spmm_mat *m, int t,
     return row;
 }
 
-/* max |Y - Yref| / max |Yref| (absolute when Yref = 0) */
-static double rel_err(const double *Y, const double *Yref, size_t n)
-{
-    double d = 0.0, s = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        d = fmax(d, fabs(Y[i] - Yref[i]));
-        s = fmax(s, fabs(Yref[i]));
-    }
-    return s > 0 ? d / s : d;
-}
-
 static void fill_metrics(spmm_run *r, spmm_row *row, const kr_matrix *M,
                          const spmm_mat *m, int t)
 {
@@ -321,7 +310,7 @@ static void fill_metrics(spmm_run *r, spmm_row *row, const kr_matrix *M,
     row->order_s = kr_matrix_permute_seconds(M);
     snprintf(row->chosen, sizeof row->chosen, "%s", kr_matrix_format(M));
     row->rel_err =
-        rel_err(m->Y, m->Yref[t], (size_t)m->A.nrows * (size_t)row->k);
+        bench_rel_diff(m->Y, m->Yref[t], (size_t)m->A.nrows * (size_t)row->k);
     if (row->rel_err > 1e-10) { /* a wrong kernel's time means nothing */
         snprintf(row->note, sizeof row->note,
                  "WRONG RESULT: max relative difference %.3g from the host "

@@ -192,17 +192,6 @@ static spmv_row *new_row(spmv_run *r, const spmv_mat *m, const char *format)
     return row;
 }
 
-/* max |y - yref| / max |yref| (absolute when yref = 0) */
-static double rel_err(const double *y, const double *yref, int32_t n)
-{
-    double d = 0.0, s = 0.0;
-    for (int32_t i = 0; i < n; i++) {
-        d = fmax(d, fabs(y[i] - yref[i]));
-        s = fmax(s, fabs(yref[i]));
-    }
-    return s > 0 ? d / s : d;
-}
-
 static void fill_metrics(spmv_run *r, spmv_row *row, kr_matrix *M,
                          const spmv_mat *m)
 {
@@ -212,7 +201,7 @@ static void fill_metrics(spmv_run *r, spmv_row *row, kr_matrix *M,
     row->build_s = kr_matrix_build_seconds(M);
     row->bytes = kr_matrix_bytes(M);
     row->padding = kr_matrix_padding_ratio(M);
-    row->rel_err = rel_err(m->y, m->yref, m->A.nrows);
+    row->rel_err = bench_rel_diff(m->y, m->yref, (size_t)m->A.nrows);
     if (row->rel_err > 1e-10) { /* a wrong kernel's time means nothing */
         snprintf(row->note, sizeof row->note,
                  "WRONG RESULT: max relative difference %.3g from the "

@@ -48,6 +48,6 @@ int cli_cmd_bench(int argc, char **argv)
     if (!strcmp(argv[0], "solve")) return cli_bench_solve(argc - 1, argv + 1);
     if (!strcmp(argv[0], "gje")) return cli_bench_gje(argc - 1, argv + 1);
     return cli_usage_error(
-        "bench", "unknown benchmark '%s' (valid: spmv, spmm, solve, gje)",
+        "bench", "unknown benchmark '%s' (valid: spmv, solve, gje, spmm)",
         argv[0]);
 }

@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "spmv/format.h"
+#include "spmv/row_order.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -17,29 +18,6 @@
 static int32_t row_len(const kr_csr *A, int32_t i)
 {
     return A->rowptr[i + 1] - A->rowptr[i];
-}
-
-/* perm = rows by length, longest first; equal lengths keep their order, so
- * regular matrices stay (nearly) unpermuted and y writes stay contiguous. */
-static kr_status sort_rows(kr_ctx *ctx, const kr_csr *A, int32_t *perm)
-{
-    int32_t maxlen = 0;
-    for (int32_t i = 0; i < A->nrows; i++)
-        if (row_len(A, i) > maxlen) maxlen = row_len(A, i);
-    int32_t *pos = calloc((size_t)maxlen + 1, sizeof *pos);
-    if (!pos) return kr_fail(ctx, KR_ERR_NOMEM, "pellr: out of host memory");
-    for (int32_t i = 0; i < A->nrows; i++)
-        pos[row_len(A, i)]++;
-    int32_t start = 0; /* rows longer than L come before length L */
-    for (int32_t L = maxlen; L >= 0; L--) {
-        int32_t count = pos[L];
-        pos[L] = start;
-        start += count;
-    }
-    for (int32_t i = 0; i < A->nrows; i++)
-        perm[pos[row_len(A, i)]++] = i;
-    free(pos);
-    return KR_OK;
 }
 
 /* rl in sorted order, slice widths and offsets; sorted rows make the first
@@ -108,7 +86,9 @@ kr_status kr_pellr_host_build(kr_ctx *ctx, const kr_csr *A, kr_pellr_host *P)
     P->nslices = (int32_t)(((int64_t)A->nrows + S - 1) / S);
     kr_status st;
     KR_CHECK(st, alloc_shape(ctx, P), fail);
-    KR_CHECK(st, sort_rows(ctx, A, P->perm), fail);
+    /* longest first, equal lengths in A's order: regular matrices stay
+     * (nearly) unpermuted and y writes stay contiguous */
+    KR_CHECK(st, kr_row_order(ctx, A, "plain", P->perm), fail);
     slice_shape(A, P);
     KR_CHECK(st, alloc_entries(ctx, P), fail);
     int threads = P->off[P->nslices] < 200000 ? 1 : kr_ctx_threads(ctx);
