@@ -4,6 +4,9 @@
 #            reference included) and `make demo`
 #   spmv     krylov bench spmv on the default set (shared matrices and the
 #            large generated ones), every format, auto against the best
+#   spmm     krylov bench spmm on the default set, k = 4,8,16,32, the
+#            formats with their own SpMM kernels and auto, five row orders,
+#            against cusparseSpMM (SPMM_FORMATS, SPMM_ORDERS change them)
 #   gje      krylov bench gje: batched Gauss-Jordan against cuBLAS, and the
 #            block-Jacobi stages per matrix
 #   solve    krylov bench solve on poisson3d:160 (csr, ellr, auto x methods)
@@ -77,6 +80,16 @@ part_spmv() {
     echo "bench spmv exit $?"
     grep -iE "geometric|^\| (poisson|powerlaw)" "$OUT/spmv.md" | head -n 40
     sed -n '/^## Automatic choice/,$p' "$OUT/spmv.md"
+}
+
+part_spmm() {
+    echo "== bench spmm (default set, every k against cusparseSpMM)"
+    "$build/krylov" bench spmm --device cuda \
+        --formats "${SPMM_FORMATS:-pellr,vsr,hyb,auto}" \
+        --permute "${SPMM_ORDERS:-none,plain,lpt,cta,lpt-warp}" \
+        --json "$OUT/spmm.json" >"$OUT/spmm.md" 2>&1
+    echo "bench spmm exit $?"
+    sed -n '/^## Geometric-mean/,$p' "$OUT/spmm.md"
 }
 
 part_gje() {
@@ -183,13 +196,15 @@ part_sanitize() {
     # so that the whole set can be split over two device calls.
     for prog in ${SANITIZE_MEMCHECK-test_gpu test_gje_batch test_bjacobi \
         test_bjacobi_cond test_vsr test_ellr test_auto test_solvers \
-        test_breakdown test_ksp test_graph test_allocfail}; do
+        test_breakdown test_ksp test_graph test_allocfail test_spmm}; do
         [ -x "$build/test/$prog" ] && sanitize_one memcheck "$prog"
     done
     # Shared memory and warp-synchronous code: the batched Gauss-Jordan
     # kernels, VSR's segmented scan, the reductions (test_gpu), the
-    # reachability index's level sweeps and query bits (test_graph).
-    for prog in ${SANITIZE_RACE-test_gje_batch test_vsr test_gpu test_graph}; do
+    # reachability index's level sweeps and query bits (test_graph), the
+    # SpMM's staged rows (test_spmm).
+    for prog in ${SANITIZE_RACE-test_gje_batch test_vsr test_gpu test_graph \
+        test_spmm}; do
         [ -x "$build/test/$prog" ] || continue
         sanitize_one racecheck "$prog"
         sanitize_one synccheck "$prog"
@@ -247,9 +262,9 @@ part_setup() {
 
 for p in $parts; do
     case $p in
-    tests | spmv | gje | solve | bjacobi | profile | small | sanitize | setup)
+    tests | spmv | spmm | gje | solve | bjacobi | profile | small | sanitize | setup)
         "part_$p"
         ;;
-    *) echo "unknown part '$p' (tests spmv gje solve bjacobi profile small sanitize setup)" ;;
+    *) echo "unknown part '$p' (tests spmv spmm gje solve bjacobi profile small sanitize setup)" ;;
     esac
 done

@@ -4,6 +4,7 @@
  * bjacobi would use, and the format, preconditioner and method krylov
  * recommends, each with its reason. Text, or one JSON object. */
 #include "commands.h"
+#include "features_json.h"
 #include "graph_cli.h"
 #include "json.h"
 #include "krylov.h"
@@ -92,6 +93,7 @@ typedef struct analysis {
     kr_block_analysis blocks;
     const char *gpu_format; /* what "auto" picks on a GPU, and why */
     char gpu_why[320];
+    kr_spmm_features spmm; /* for SpMM's kernels and row orders */
     char precond[160], method[160];
     double seconds;
 } analysis;
@@ -205,6 +207,8 @@ static int analyze(kr_ctx *ctx, const kr_csr *A, const analyze_opts *o,
     if (!rc)
         kr_format_auto_gpu(ctx, A, &a->gpu_format, a->gpu_why,
                            sizeof a->gpu_why);
+    if (!rc) st = kr_csr_spmm_features(ctx, A, &a->spmm);
+    if (!rc && st != KR_OK) rc = cli_lib_error(ctx, st, NULL);
     if (!rc) recommend(A, a);
     a->seconds = kr_wtime() - t0;
     return rc;
@@ -282,6 +286,12 @@ static void print_text(const char *name, const kr_csr *A, const analyze_opts *o,
     if (strcmp(o->device, "cpu"))
         printf("format:       auto on a GPU: %s (%s)\n", a->gpu_format,
                a->gpu_why);
+    printf("spmm:         warp imbalance mean %.2f, max %.2f; 32-column "
+           "blocks per row mean %.2f, per warp mean %.1f; neighbour rows "
+           "differ in %.2f blocks (mean)\n",
+           a->spmm.warp_imbalance.mean, a->spmm.warp_imbalance.max,
+           a->spmm.row_blocks.mean, a->spmm.warp_blocks.mean,
+           a->spmm.neighbour_distance.mean);
     printf("precond:      %s\n", a->precond);
     printf("method:       %s\n", a->method);
     printf("analysis:     %.1f ms\n", a->seconds * 1e3);
@@ -341,6 +351,7 @@ static void print_json(const char *name, const kr_csr *A, const analyze_opts *o,
         cli_json_str(&j, "format_gpu", a->gpu_format);
         cli_json_str(&j, "format_gpu_reason", a->gpu_why);
     }
+    cli_json_spmm_features(&j, "spmm_features", &a->spmm);
     cli_json_str(&j, "precond", a->precond);
     cli_json_str(&j, "method", a->method);
     cli_json_num(&j, "seconds", a->seconds);

@@ -83,6 +83,10 @@ static const cli_opt solve_table[] = {
      "(csr on the CPU, where the others are reference kernels), auto-probe "
      "also times the close candidates on the GPU; the report says which "
      "and why"},
+    {"--permute", NULL, CLI_CHOICE, OFF(permute), 0, 0, kr_permute_names, "R",
+     "row order the format is built in (Mehrabi et al.: plain = longest "
+     "rows first, flipped, lpt, warp, cta, lpt-warp; see README); results "
+     "come back in A's order; the report names it and its build time"},
     {"--rtol", NULL, CLI_REAL, OFF(rtol), 0, INFINITY, NULL, "X",
      "converged when ||r|| <= max(rtol*||b||, atol)"},
     {"--atol", NULL, CLI_REAL, OFF(atol), 0, INFINITY, NULL, "X",
@@ -161,6 +165,7 @@ static void solve_defaults(solve_opts *o)
     o->breakdown_restarts = d.breakdown_restarts;
     o->precond = "jacobi";
     o->format = KR_FORMAT_DEFAULT;
+    o->permute = "none";
     o->device = "auto";
     o->build = "env";
     o->block_size = 32;
@@ -428,7 +433,11 @@ static int setup(solve_run *r)
         po.block_sizes = sizes;
     }
     double t0 = kr_wtime();
-    kr_status st = kr_matrix_create(r->ctx, &r->A, r->o->format, &r->M);
+    kr_matrix_options mo;
+    kr_matrix_options_default(&mo);
+    mo.format = r->o->format;
+    mo.permute = r->o->permute;
+    kr_status st = kr_matrix_create_opts(r->ctx, &r->A, &mo, &r->M);
     double t1 = kr_wtime();
     if (st == KR_OK)
         st = kr_precond_create_matrix(r->ctx, r->M, &r->A, r->o->precond, &po,
@@ -537,6 +546,8 @@ static void report(const solve_run *r)
                       .format = kr_matrix_format(r->M),
                       .format_requested = r->o->format,
                       .format_reason = kr_matrix_format_reason(r->M),
+                      .permutation = kr_matrix_permutation(r->M),
+                      .permute_seconds = kr_matrix_permute_seconds(r->M),
                       .device = kr_ctx_device_name(r->ctx),
                       .threads = kr_ctx_threads(r->ctx),
                       .res = &r->res,

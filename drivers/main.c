@@ -25,7 +25,8 @@ static const command commands[] = {
     {"compare-petsc", cli_cmd_compare_petsc,
      "solve with krylov and with PETSc KSP, compare in one table"},
     {"bench", cli_cmd_bench,
-     "benchmarks: SpMV per format (bench spmv), solves (bench solve), "
+     "benchmarks: SpMV per format (bench spmv), SpMM per k, format and row "
+     "order (bench spmm), solves (bench solve), "
      "batched block inversion and block-Jacobi stages (bench gje)"},
     {"analyze", cli_cmd_analyze,
      "report a matrix's structure, its SCCs and block dependencies, and "

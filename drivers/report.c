@@ -84,6 +84,8 @@ static void text_problem(FILE *f, const cli_report *r)
         key(f, "format choice:");
         fprintf(f, "%s\n", r->format_reason);
     }
+    key(f, "row order:");
+    fprintf(f, "%s\n", r->permutation);
     key(f, "device:");
     fprintf(f, "%s\n", r->device);
     key(f, "threads:");
@@ -117,6 +119,8 @@ static void text_outcome(FILE *f, const cli_report *r)
     line_num(f, "    CSR upload:", "%.6f", r->upload_seconds, " s");
     key(f, "    format build:");
     fprintf(f, "%.6f s (%s)\n", r->format_build_seconds, r->build);
+    if (strcmp(r->permutation, "none") != 0)
+        line_num(f, "    row order:", "%.6f", r->permute_seconds, " s");
     line_num(f, "  precond build:", "%.6f", r->precond_build_seconds, " s");
     text_stages(f, r->precond_info);
     line_num(f, "solve time:", "%.6f", res->solve_seconds, " s");
@@ -166,6 +170,7 @@ static void json_problem(cli_json *j, const cli_report *r)
     cli_json_str(j, "format", r->format);
     cli_json_str(j, "format_requested", r->format_requested);
     cli_json_str(j, "format_reason", r->format_reason);
+    cli_json_str(j, "permutation", r->permutation);
     cli_json_str(j, "device", r->device);
     cli_json_int(j, "threads", r->threads);
 }
@@ -192,6 +197,7 @@ static void json_outcome(cli_json *j, const cli_report *r)
     cli_json_num(j, "matrix_upload_seconds", r->upload_seconds);
     cli_json_num(j, "format_build_seconds", r->format_build_seconds);
     cli_json_str(j, "build", r->build);
+    cli_json_num(j, "permute_seconds", r->permute_seconds);
     cli_json_num(j, "precond_build_seconds", r->precond_build_seconds);
     for (int i = 0; r->precond_info && i < r->precond_info->stages; i++) {
         const kr_precond_stage *s = &r->precond_info->stage[i];

@@ -21,6 +21,8 @@ typedef struct cli_report {
     const char *format;           /* the format that ran             */
     const char *format_requested; /* --format ("auto", ...)          */
     const char *format_reason;    /* why auto picked it, or ""       */
+    const char *permutation;      /* --permute's row order ("none")  */
+    double permute_seconds;       /* computing it, in the matrix build */
     int threads;
     const kr_result *res;
     int have_forward;            /* the exact solution is known (b = A*ones) */

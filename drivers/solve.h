@@ -13,6 +13,7 @@
 typedef struct solve_opts {
     const char *rhs, *x0, *out, *history, *gen;
     const char *method, *precond, *format, *device, *build;
+    const char *permute; /* --permute: a row order, "none" by default */
     int s, restart, maxit, threads, monitor, json, help;
     int gap_restarts;       /* restarts allowed when the true residual misses */
     int breakdown_restarts; /* restarts allowed after a breakdown             */

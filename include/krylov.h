@@ -132,6 +132,31 @@ typedef struct kr_row_stats {
 } kr_row_stats;
 void kr_csr_row_stats(const kr_csr *A, kr_row_stats *st);
 
+/* Minimum, mean and maximum of one feature. */
+typedef struct kr_stat3 {
+    double min, mean, max;
+} kr_stat3;
+/* The sparsity pattern in the terms an SpMM's speed depends on (after
+ * Mehrabi et al.'s Table II): size, load balance and locality. A warp is
+ * 32 consecutive rows (the last one may hold fewer), a block of columns
+ * 32 consecutive columns. Statistics over no item are 0. */
+typedef struct kr_spmm_features {
+    int32_t nrows, ncols, nnz;
+    double density;              /* nnz / (nrows * ncols)                 */
+    kr_stat3 row_nnz;            /* nonzeros per row                      */
+    kr_stat3 warp_nnz;           /* nonzeros per warp                     */
+    kr_stat3 warp_imbalance;     /* per warp with nonzeros: rows x longest
+                                    row / nonzeros (1 = even rows)        */
+    kr_stat3 row_blocks;         /* column blocks a row touches           */
+    kr_stat3 warp_blocks;        /* column blocks a warp's rows touch     */
+    kr_stat3 neighbour_distance; /* per row after the first: blocks it or
+                                    the row before touches but not both
+                                    (Hamming distance of block masks)     */
+} kr_spmm_features;
+/* The features of A's pattern, in one pass over the entries. */
+kr_status kr_csr_spmm_features(kr_ctx *ctx, const kr_csr *A,
+                               kr_spmm_features *f);
+
 /* ------------------------------------------------------------ file input */
 
 /* Reads a Matrix Market file (.mtx, or .mtx.gz through zlib): coordinate or
@@ -256,6 +281,34 @@ typedef struct kr_matrix kr_matrix;
  * the close candidates on the GPU (so its pick may vary between runs). */
 kr_status kr_matrix_create(kr_ctx *ctx, const kr_csr *A, const char *format,
                            kr_matrix **M);
+/* Row orders for the SpMM and SpMV kernels (after Mehrabi et al.), by
+ * name, NULL-terminated: "none" (A's order), "plain" (longest rows first),
+ * "flipped", "lpt", "warp", "cta", "lpt-warp"; docs/ARCHITECTURE.md
+ * defines each. */
+const char *const *kr_permute_names(void);
+
+/* Options of kr_matrix_create_opts. */
+typedef struct kr_matrix_options {
+    size_t size;         /* sizeof(kr_matrix_options) as the program was
+                            built: set it with kr_matrix_options_default;
+                            the library reads only the fields within it */
+    const char *format;  /* as kr_matrix_create's; NULL: KR_FORMAT_DEFAULT */
+    const char *permute; /* a kr_permute_names() order; NULL or "none": A's
+                            own order. The format is built on the reordered
+                            rows once, and every apply puts each result
+                            back in A's row order, so vectors are never
+                            permuted for the caller */
+} kr_matrix_options;
+void kr_matrix_options_default(kr_matrix_options *o);
+/* kr_matrix_create with options; o NULL means the defaults. */
+kr_status kr_matrix_create_opts(kr_ctx *ctx, const kr_csr *A,
+                                const kr_matrix_options *o, kr_matrix **M);
+/* The row order M runs with ("none" unless made with one). */
+const char *kr_matrix_permutation(const kr_matrix *M);
+/* Seconds spent computing that order in the build (0 for "none"); part of
+ * kr_matrix_build_seconds. */
+double kr_matrix_permute_seconds(const kr_matrix *M);
+
 void kr_matrix_destroy(kr_matrix *M);
 /* y = alpha*M*x + beta*y */
 kr_status kr_matrix_apply(kr_matrix *M, double alpha, const kr_vec *x,

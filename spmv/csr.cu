@@ -16,12 +16,21 @@ typedef struct csr_gpu {
     void *buffer;
     size_t buffer_bytes;
     int borrowed; /* the arrays are the kr_matrix's device CSR (devbuild) */
+    /* cusparseSpMM's dense descriptors for spmm_k columns (0: none yet)
+     * and its work buffer */
+    cusparseDnMatDescr_t X, Y;
+    int32_t spmm_k;
+    void *spmm_buffer;
+    size_t spmm_buffer_bytes;
 } csr_gpu;
 
 /* ALG1 ran faster than ALG2 on every matrix of the default benchmark set
  * on the H200 (ALG2 took 1.30x as long, geometric mean over the large
  * ones; bench/results/cusparse-alg-h200-2026-11-22.md). */
 static const cusparseSpMVAlg_t SPMV_ALG = CUSPARSE_SPMV_CSR_ALG1;
+/* cuSPARSE's documentation recommends ALG2 for row-major dense matrices
+ * (ALG1 is written for column-major ones); both are deterministic. */
+static const cusparseSpMMAlg_t SPMM_ALG = CUSPARSE_SPMM_CSR_ALG2;
 
 static void csr_gpu_destroy(kr_ctx *ctx, void *impl)
 {
@@ -30,6 +39,9 @@ static void csr_gpu_destroy(kr_ctx *ctx, void *impl)
     if (m->mat) cusparseDestroySpMat(m->mat);
     if (m->x) cusparseDestroyDnVec(m->x);
     if (m->y) cusparseDestroyDnVec(m->y);
+    if (m->X) cusparseDestroyDnMat(m->X);
+    if (m->Y) cusparseDestroyDnMat(m->Y);
+    kr_dev_free(ctx, m->spmm_buffer);
     if (!m->borrowed) {
         kr_dev_free(ctx, m->rowptr);
         kr_dev_free(ctx, m->colind);
@@ -101,6 +113,58 @@ static kr_status csr_gpu_apply(kr_ctx *ctx, void *impl, double alpha,
                                       CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha,
                                       m->mat, m->x, &beta, m->y, CUDA_R_64F,
                                       SPMV_ALG, m->buffer));
+    return KR_OK;
+}
+
+/* Row-major descriptors of X (ncols x k) and Y (nrows x k) on the
+ * scratch, and a work buffer large enough for k columns. */
+static kr_status describe_multi(kr_ctx *ctx, csr_gpu *m, int32_t k)
+{
+    if (m->spmm_k == k) return KR_OK;
+    if (m->X) cusparseDestroyDnMat(m->X);
+    if (m->Y) cusparseDestroyDnMat(m->Y);
+    m->X = m->Y = NULL;
+    m->spmm_k = 0;
+    double *any = kr_cuda(ctx)->d_scratch;
+    KR_CUSPARSE_TRY(ctx, cusparseCreateDnMat(&m->X, m->ncols, k, k, any,
+                                             CUDA_R_64F, CUSPARSE_ORDER_ROW));
+    KR_CUSPARSE_TRY(ctx, cusparseCreateDnMat(&m->Y, m->nrows, k, k, any,
+                                             CUDA_R_64F, CUSPARSE_ORDER_ROW));
+    const double one = 1.0, zero = 0.0;
+    size_t need = 0;
+    KR_CUSPARSE_TRY(ctx, cusparseSpMM_bufferSize(
+                             kr_cuda(ctx)->cusparse,
+                             CUSPARSE_OPERATION_NON_TRANSPOSE,
+                             CUSPARSE_OPERATION_NON_TRANSPOSE, &one, m->mat,
+                             m->X, &zero, m->Y, CUDA_R_64F, SPMM_ALG, &need));
+    if (need > m->spmm_buffer_bytes) {
+        kr_dev_free(ctx, m->spmm_buffer);
+        m->spmm_buffer = NULL;
+        m->spmm_buffer_bytes = 0;
+        KR_TRY(ctx->ops->alloc(ctx, &m->spmm_buffer, need));
+        m->spmm_buffer_bytes = need;
+    }
+    m->spmm_k = k;
+    return KR_OK;
+}
+
+/* Y = A X by cusparseSpMM: the baseline of the formats' own SpMMs. */
+static kr_status csr_gpu_apply_multi(kr_ctx *ctx, void *impl, int32_t k,
+                                     const double *X, double *Y)
+{
+    csr_gpu *m = (csr_gpu *)impl;
+    if (m->nrows == 0) return KR_OK;
+    if (m->ncols == 0 || m->nnz == 0)
+        return ctx->ops->fill(ctx, m->nrows * k, 0.0, Y);
+    KR_TRY(describe_multi(ctx, m, k));
+    KR_CUSPARSE_TRY(ctx, cusparseDnMatSetValues(m->X, (void *)X));
+    KR_CUSPARSE_TRY(ctx, cusparseDnMatSetValues(m->Y, Y));
+    const double one = 1.0, zero = 0.0;
+    KR_CUSPARSE_TRY(ctx, cusparseSpMM(kr_cuda(ctx)->cusparse,
+                                      CUSPARSE_OPERATION_NON_TRANSPOSE,
+                                      CUSPARSE_OPERATION_NON_TRANSPOSE, &one,
+                                      m->mat, m->X, &zero, m->Y, CUDA_R_64F,
+                                      SPMM_ALG, m->spmm_buffer));
     return KR_OK;
 }
 
@@ -177,6 +241,7 @@ static kr_format_ops make_ops(void)
     o.destroy = csr_gpu_destroy;
     o.build_device = csr_gpu_build_device;
     o.arrays = csr_gpu_arrays;
+    o.apply_multi = csr_gpu_apply_multi;
     return o;
 }
 

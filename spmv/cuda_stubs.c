@@ -4,6 +4,7 @@
 #include "core/error.h"
 #include "spmv/devbuild.h"
 #include "spmv/format.h"
+#include "spmv/permuted.h"
 
 #include <stddef.h>
 #include <string.h>
@@ -59,4 +60,13 @@ kr_status kr_dev_hyb_width(kr_ctx *ctx, const kr_csr_view *A, int32_t *K)
     (void)A;
     *K = 0;
     return no_cuda(ctx);
+}
+
+kr_status kr_permuted_scatter_cuda(kr_ctx *ctx, int32_t nrows, int32_t k,
+                                   const int32_t *order, const double *src,
+                                   double beta, double *dst)
+{
+    (void)nrows, (void)k, (void)order, (void)src, (void)beta, (void)dst;
+    return kr_fail(ctx, KR_ERR_NOT_COMPILED,
+                   "the row-order scatter needs a CUDA build");
 }

@@ -6,6 +6,7 @@
 #include "core/vec.h"
 #include "spmv/ellr.h"
 #include "spmv/format.h"
+#include "spmv/spmm_rows.h"
 
 #include <stdlib.h>
 
@@ -98,6 +99,16 @@ static kr_status ellr_gpu_apply(kr_ctx *ctx, void *impl, double alpha,
     return KR_OK;
 }
 
+/* Y = A X: the shared ELLPACK-like SpMM (spmv/spmm_rows.cu), row i's
+ * entries at i + j*n, rl[i] of them. */
+static kr_status ellr_gpu_apply_multi(kr_ctx *ctx, void *impl, int32_t k,
+                                      const double *X, double *Y)
+{
+    const ellr_gpu *m = (const ellr_gpu *)impl;
+    kr_ell_rows L = {m->nrows, m->width, m->rl, NULL, NULL, m->val, m->col};
+    return kr_ell_rows_spmm(ctx, &L, k, X, Y);
+}
+
 static size_t ellr_gpu_bytes(const void *impl)
 {
     const ellr_gpu *m = (const ellr_gpu *)impl;
@@ -146,6 +157,7 @@ static kr_format_ops make_ops(void)
     o.stored = ellr_gpu_stored;
     o.build_device = ellr_gpu_build_device;
     o.arrays = ellr_gpu_arrays;
+    o.apply_multi = ellr_gpu_apply_multi;
     return o;
 }
 

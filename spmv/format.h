@@ -82,6 +82,7 @@ struct kr_matrix {
     void *impl;
     int32_t nrows, ncols, nnz;
     double build_seconds;
+    const char *requested; /* the format's name; NULL: ops->name */
     uint64_t pattern; /* fingerprint of rowptr and colind (update_values) */
     /* KR_BUILD_DEVICE: the uploaded CSR the format was built from (owned;
      * rowptr NULL otherwise) and the seconds its upload took. */

@@ -149,6 +149,30 @@ static kr_status hyb_apply(kr_ctx *ctx, void *impl, double alpha,
     return KR_OK;
 }
 
+/* Y = A X, k columns, row-major: the ELL part as hyb_apply sums it, then
+ * the remainder added per row, so each column equals hyb_apply's y. */
+static kr_status hyb_apply_multi(kr_ctx *ctx, void *impl, int32_t k,
+                                 const double *X, double *Y)
+{
+    kr_hyb_host *h = impl;
+    int32_t n = h->nrows, K = h->width;
+    int threads = (int64_t)n * K * k < 50000 ? 1 : kr_ctx_threads(ctx);
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (int32_t i = 0; i < n; i++) {
+        double *y = Y + (size_t)i * k;
+        for (int32_t q = 0; q < k; q++)
+            y[q] = 0.0;
+        for (int32_t j = 0; j < K; j++) {
+            size_t at = (size_t)i + (size_t)j * (size_t)n;
+            double v = h->ell_val[at];
+            const double *x = X + (size_t)h->ell_col[at] * k;
+            for (int32_t q = 0; q < k; q++)
+                y[q] += v * x[q];
+        }
+    }
+    return kr_vsr_plan_apply_multi(ctx, &h->coo, k, X, Y, 1);
+}
+
 static size_t hyb_bytes(const void *impl)
 {
     const kr_hyb_host *h = impl;
@@ -176,4 +200,5 @@ const kr_format_ops kr_hyb_cpu_ops = {
     .bytes = hyb_bytes,
     .destroy = hyb_destroy,
     .stored = hyb_stored,
+    .apply_multi = hyb_apply_multi,
 };

@@ -5,6 +5,7 @@
 #include "core/vec.h"
 #include "spmv/format.h"
 #include "spmv/hyb.h"
+#include "spmv/spmm_rows.h"
 
 #include <stdlib.h>
 
@@ -84,6 +85,19 @@ static kr_status hyb_gpu_apply(kr_ctx *ctx, void *impl, double alpha,
     return kr_vsr_dev_apply(ctx, m->coo, alpha, x, 1.0, y, 0);
 }
 
+/* Y = A X: the ELL part by the shared ELLPACK-like SpMM (every row K
+ * entries, padding zeros), then VSR's SpMM adds the remainder per row. */
+static kr_status hyb_gpu_apply_multi(kr_ctx *ctx, void *impl, int32_t k,
+                                     const double *X, double *Y)
+{
+    hyb_gpu *m = (hyb_gpu *)impl;
+    kr_ell_rows L = {m->nrows, m->width,   NULL,      NULL,
+                     NULL,     m->ell_val, m->ell_col};
+    KR_TRY(kr_ell_rows_spmm(ctx, &L, k, X, Y));
+    if (m->coo_nnz == 0) return KR_OK;
+    return kr_vsr_dev_apply_multi(ctx, m->coo, k, X, Y, 1);
+}
+
 static size_t hyb_gpu_bytes(const void *impl)
 {
     const hyb_gpu *m = (const hyb_gpu *)impl;
@@ -134,6 +148,7 @@ static kr_format_ops make_ops(void)
     o.stored = hyb_gpu_stored;
     o.build_device = hyb_gpu_build_device;
     o.arrays = hyb_gpu_arrays;
+    o.apply_multi = hyb_gpu_apply_multi;
     return o;
 }
 

@@ -5,7 +5,10 @@
 #include "core/vec.h"
 #include "spmv/devbuild.h"
 #include "spmv/format.h"
+#include "spmv/permuted.h"
+#include "spmv/row_order.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,32 +57,81 @@ static kr_status build_on_device(kr_matrix *M, const kr_csr *A)
     return st;
 }
 
-kr_status kr_matrix_create(kr_ctx *ctx, const kr_csr *A, const char *format,
-                           kr_matrix **out)
+void kr_matrix_options_default(kr_matrix_options *o)
+{
+    if (!o) return;
+    memset(o, 0, sizeof *o);
+    o->size = sizeof *o;
+}
+
+/* The caller's options, only the fields its size covers, over defaults. */
+static kr_status read_options(kr_ctx *ctx, const kr_matrix_options *o,
+                              kr_matrix_options *out)
+{
+    kr_matrix_options_default(out);
+    if (!o) return KR_OK;
+    if (o->size < offsetof(kr_matrix_options, format) || o->size > sizeof *o)
+        return kr_fail(ctx, KR_ERR_ARG,
+                       "kr_matrix_create_opts: options size %zu is not one "
+                       "this library knows (set it with "
+                       "kr_matrix_options_default)",
+                       o->size);
+    memcpy(out, o, o->size);
+    out->size = sizeof *out;
+    return KR_OK;
+}
+
+static kr_status check_permute(kr_ctx *ctx, const char *name)
+{
+    if (!name || kr_row_order_known(name)) return KR_OK;
+    char list[256];
+    kr_join_names(kr_permute_names(), list, sizeof list);
+    return kr_fail(ctx, KR_ERR_ARG, "unknown row order '%s' (valid: %s)", name,
+                   list);
+}
+
+static kr_status build_impl(kr_ctx *ctx, const kr_csr *A,
+                            const kr_format_ops *ops, const char *permute,
+                            kr_matrix *M)
+{
+    if (!permute || strcmp(permute, "none") == 0) {
+        M->ops = ops; /* a row order builds on the host (kr_permuted_ops) */
+        return builds_on_device(M) ? build_on_device(M, A)
+                                   : ops->build(ctx, A, &M->impl);
+    }
+    M->ops = &kr_permuted_ops;
+    return kr_permuted_build(ctx, A, ops, permute, &M->impl);
+}
+
+kr_status kr_matrix_create_opts(kr_ctx *ctx, const kr_csr *A,
+                                const kr_matrix_options *opt, kr_matrix **out)
 {
     if (!ctx) return KR_ERR_ARG;
     if (!A) return kr_null_arg(ctx, "kr_matrix_create", "the CSR matrix A");
     if (!out) return kr_null_arg(ctx, "kr_matrix_create", "the output M");
     *out = NULL;
+    kr_matrix_options o;
+    KR_TRY(read_options(ctx, opt, &o));
+    const char *format = o.format ? o.format : KR_FORMAT_DEFAULT;
     const kr_format_ops *ops;
-    KR_TRY(pick_ops(ctx, format ? format : KR_FORMAT_DEFAULT, &ops));
+    KR_TRY(pick_ops(ctx, format, &ops));
+    KR_TRY(check_permute(ctx, o.permute));
     KR_TRY(kr_csr_check(ctx, A));
     char what[128];
-    snprintf(what, sizeof what, "building the matrix in format %s",
-             format ? format : KR_FORMAT_DEFAULT);
+    snprintf(what, sizeof what, "building the matrix in format %s", format);
     KR_TRY(kr_host_mem_check(ctx, kr_csr_bytes(A->nrows, A->nnz), what));
     kr_matrix *M = calloc(1, sizeof *M);
     if (!M) return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
     M->ctx = ctx;
     M->ops = ops;
     double t0 = kr_wtime();
-    kr_status st = builds_on_device(M) ? build_on_device(M, A)
-                                       : ops->build(ctx, A, &M->impl);
+    kr_status st = build_impl(ctx, A, ops, o.permute, M);
     if (st != KR_OK) {
         free(M);
         return st;
     }
     M->build_seconds = kr_wtime() - t0;
+    M->requested = ops->name;
     M->nrows = A->nrows;
     M->ncols = A->ncols;
     M->nnz = A->nnz;
@@ -89,6 +141,27 @@ kr_status kr_matrix_create(kr_ctx *ctx, const kr_csr *A, const char *format,
     if (!M->pattern_later) M->pattern = kr_csr_pattern_hash(A);
     *out = M;
     return KR_OK;
+}
+
+kr_status kr_matrix_create(kr_ctx *ctx, const kr_csr *A, const char *format,
+                           kr_matrix **out)
+{
+    kr_matrix_options o;
+    kr_matrix_options_default(&o);
+    o.format = format;
+    return kr_matrix_create_opts(ctx, A, &o, out);
+}
+
+const char *kr_matrix_permutation(const kr_matrix *M)
+{
+    return M && M->ops == &kr_permuted_ops ? kr_permuted_order_name(M->impl)
+                                           : "none";
+}
+
+double kr_matrix_permute_seconds(const kr_matrix *M)
+{
+    return M && M->ops == &kr_permuted_ops ? kr_permuted_order_seconds(M->impl)
+                                           : 0.0;
 }
 
 uint64_t kr_csr_pattern_hash(const kr_csr *A)
@@ -272,7 +345,7 @@ const char *kr_matrix_format(const kr_matrix *M)
 
 const char *kr_matrix_format_requested(const kr_matrix *M)
 {
-    return M->ops->name;
+    return M->requested ? M->requested : M->ops->name;
 }
 
 const char *kr_matrix_format_reason(const kr_matrix *M)

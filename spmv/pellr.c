@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "spmv/format.h"
+#include "spmv/row_order.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -17,29 +18,6 @@
 static int32_t row_len(const kr_csr *A, int32_t i)
 {
     return A->rowptr[i + 1] - A->rowptr[i];
-}
-
-/* perm = rows by length, longest first; equal lengths keep their order, so
- * regular matrices stay (nearly) unpermuted and y writes stay contiguous. */
-static kr_status sort_rows(kr_ctx *ctx, const kr_csr *A, int32_t *perm)
-{
-    int32_t maxlen = 0;
-    for (int32_t i = 0; i < A->nrows; i++)
-        if (row_len(A, i) > maxlen) maxlen = row_len(A, i);
-    int32_t *pos = calloc((size_t)maxlen + 1, sizeof *pos);
-    if (!pos) return kr_fail(ctx, KR_ERR_NOMEM, "pellr: out of host memory");
-    for (int32_t i = 0; i < A->nrows; i++)
-        pos[row_len(A, i)]++;
-    int32_t start = 0; /* rows longer than L come before length L */
-    for (int32_t L = maxlen; L >= 0; L--) {
-        int32_t count = pos[L];
-        pos[L] = start;
-        start += count;
-    }
-    for (int32_t i = 0; i < A->nrows; i++)
-        perm[pos[row_len(A, i)]++] = i;
-    free(pos);
-    return KR_OK;
 }
 
 /* rl in sorted order, slice widths and offsets; sorted rows make the first
@@ -108,7 +86,9 @@ kr_status kr_pellr_host_build(kr_ctx *ctx, const kr_csr *A, kr_pellr_host *P)
     P->nslices = (int32_t)(((int64_t)A->nrows + S - 1) / S);
     kr_status st;
     KR_CHECK(st, alloc_shape(ctx, P), fail);
-    KR_CHECK(st, sort_rows(ctx, A, P->perm), fail);
+    /* longest first, equal lengths in A's order: regular matrices stay
+     * (nearly) unpermuted and y writes stay contiguous */
+    KR_CHECK(st, kr_row_order(ctx, A, "plain", P->perm), fail);
     slice_shape(A, P);
     KR_CHECK(st, alloc_entries(ctx, P), fail);
     int threads = P->off[P->nslices] < 200000 ? 1 : kr_ctx_threads(ctx);
@@ -165,6 +145,28 @@ static void pellr_slice(const kr_pellr_host *P, int32_t s, double alpha,
     }
 }
 
+/* Y = A X for slice s's rows, k columns, row-major; each entry summed in
+ * the row's order, as pellr_slice sums one column. */
+static void pellr_multi_slice(const kr_pellr_host *P, int32_t s, int32_t k,
+                              const double *restrict X, double *restrict Y)
+{
+    const double *v = P->val + P->off[s];
+    const int32_t *c = P->col + P->off[s];
+    int64_t first = (int64_t)s * S;
+    int64_t rows = P->nrows - first < S ? P->nrows - first : S;
+    for (int32_t lane = 0; lane < rows; lane++) {
+        double *y = Y + (size_t)P->perm[first + lane] * k;
+        for (int32_t q = 0; q < k; q++)
+            y[q] = 0.0;
+        for (int32_t j = 0; j < P->rl[first + lane]; j++) {
+            double a = v[lane + (int64_t)j * S];
+            const double *x = X + (size_t)c[lane + (int64_t)j * S] * k;
+            for (int32_t q = 0; q < k; q++)
+                y[q] += a * x[q];
+        }
+    }
+}
+
 typedef struct pellr_impl {
     kr_pellr_host P; /* host memory is the CPU backend's memory */
 } pellr_impl;
@@ -194,6 +196,17 @@ static kr_status pellr_apply(kr_ctx *ctx, void *impl, double alpha,
     return KR_OK;
 }
 
+static kr_status pellr_apply_multi(kr_ctx *ctx, void *impl, int32_t k,
+                                   const double *X, double *Y)
+{
+    const kr_pellr_host *P = &((pellr_impl *)impl)->P;
+    int threads = (int64_t)P->nnz * k < 50000 ? 1 : kr_ctx_threads(ctx);
+#pragma omp parallel for schedule(dynamic, 16) num_threads(threads)
+    for (int32_t s = 0; s < P->nslices; s++)
+        pellr_multi_slice(P, s, k, X, Y);
+    return KR_OK;
+}
+
 static size_t pellr_bytes(const void *impl)
 {
     return kr_pellr_host_bytes(&((const pellr_impl *)impl)->P);
@@ -219,4 +232,5 @@ const kr_format_ops kr_pellr_cpu_ops = {
     .bytes = pellr_bytes,
     .destroy = pellr_destroy,
     .stored = pellr_stored,
+    .apply_multi = pellr_apply_multi,
 };

@@ -16,6 +16,7 @@
 #include "spmv/devbuild.h"
 #include "spmv/format.h"
 #include "spmv/pellr.h"
+#include "spmv/spmm_rows.h"
 
 #include <stdlib.h>
 
@@ -262,6 +263,17 @@ static kr_status pellr_gpu_apply(kr_ctx *ctx, void *impl, double alpha,
     return KR_OK;
 }
 
+/* Y = A X: the shared ELLPACK-like SpMM over the sorted positions (slice
+ * layout, rows written through perm); long slices need no tiles there, as
+ * a sub-warp or warp per row shares a long row's work. */
+static kr_status pellr_gpu_apply_multi(kr_ctx *ctx, void *impl, int32_t k,
+                                       const double *X, double *Y)
+{
+    const pellr_gpu *m = (const pellr_gpu *)impl;
+    kr_ell_rows L = {m->nrows, 0, m->rl, m->perm, m->off, m->val, m->col};
+    return kr_ell_rows_spmm(ctx, &L, k, X, Y);
+}
+
 static size_t pellr_gpu_bytes(const void *impl)
 {
     return ((const pellr_gpu *)impl)->bytes;
@@ -347,6 +359,7 @@ static kr_format_ops make_ops(void)
     o.stored = pellr_gpu_stored;
     o.build_device = pellr_gpu_build_device;
     o.arrays = pellr_gpu_arrays;
+    o.apply_multi = pellr_gpu_apply_multi;
     return o;
 }
 

@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "spmv/format.h"
 
+#include <omp.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +30,7 @@ void kr_vsr_plan_free(kr_vsr_plan *p)
     free(p->span_hi);
     free(p->empty);
     free(p->part);
+    free(p->mpart);
     memset(p, 0, sizeof *p);
 }
 
@@ -199,6 +201,100 @@ void kr_vsr_plan_apply(kr_ctx *ctx, kr_vsr_plan *p, double alpha,
     }
 }
 
+/* dst = sum over entries [k0, k1) of val * X's rows, k columns */
+static void segment_multi(const kr_vsr_plan *p, int32_t k0, int32_t k1,
+                          int32_t k, const double *X, double *dst)
+{
+    for (int32_t q = 0; q < k; q++)
+        dst[q] = 0.0;
+    for (int32_t e = k0; e < k1; e++) {
+        double v = p->val[e];
+        const double *x = X + (size_t)p->colind[e] * k;
+        for (int32_t q = 0; q < k; q++)
+            dst[q] += v * x[q];
+    }
+}
+
+/* y = s (add = 0) or s + y, as scale() with alpha = beta = 1 */
+static void store_row(int32_t k, const double *s, double *y, int add)
+{
+    for (int32_t q = 0; q < k; q++)
+        y[q] = add ? s[q] + y[q] : s[q];
+}
+
+/* cpu_chunk for k columns: part holds 2 slots of k per chunk, acc k. */
+static void cpu_chunk_multi(const kr_vsr_plan *p, int32_t c, int32_t k,
+                            const double *X, double *Y, int add, double *part,
+                            double *acc)
+{
+    const int32_t *rp = p->rowptr;
+    int32_t b = c * KR_VSR_CHUNK;
+    int32_t e = p->nnz - b < KR_VSR_CHUNK ? p->nnz : b + KR_VSR_CHUNK;
+    double *head = part + (size_t)2 * c * k, *tail = head + k;
+    for (int32_t q = 0; q < 2 * k; q++)
+        head[q] = 0.0;
+    for (int32_t at = b, r = p->chunk_row[c]; at < e; r++) {
+        if (rp[r + 1] <= at) continue; /* an empty row */
+        int32_t end = rp[r + 1] < e ? rp[r + 1] : e;
+        double *dst = rp[r] < b ? head : (rp[r + 1] > e ? tail : acc);
+        segment_multi(p, at, end, k, X, dst);
+        if (dst == acc) store_row(k, acc, Y + (size_t)r * k, add);
+        at = end;
+    }
+}
+
+/* The spans' slots summed in order into acc, then stored. */
+static void fixup_multi(const kr_vsr_plan *p, int32_t s, int32_t k,
+                        const double *part, double *Y, int add, double *acc)
+{
+    for (int32_t q = 0; q < k; q++)
+        acc[q] = 0.0;
+    for (int32_t slot = p->span_lo[s]; slot <= p->span_hi[s]; slot++)
+        for (int32_t q = 0; q < k; q++)
+            acc[q] += part[(size_t)slot * k + q];
+    store_row(k, acc, Y + (size_t)p->span_row[s] * k, add);
+}
+
+static kr_status grow_scratch(kr_ctx *ctx, kr_vsr_plan *p, size_t need)
+{
+    if (need <= p->mpart_cap) return KR_OK;
+    double *fresh = malloc(need * sizeof *fresh);
+    if (!fresh)
+        return kr_fail(ctx, KR_ERR_NOMEM,
+                       "vsr: out of host memory for the SpMM's %zu partial "
+                       "sums",
+                       need);
+    free(p->mpart);
+    p->mpart = fresh;
+    p->mpart_cap = need;
+    return KR_OK;
+}
+
+kr_status kr_vsr_plan_apply_multi(kr_ctx *ctx, kr_vsr_plan *p, int32_t k,
+                                  const double *X, double *Y, int add)
+{
+    int threads = (int64_t)p->nnz * k < 50000 ? 1 : kr_ctx_threads(ctx);
+    size_t slots = (size_t)2 * p->nchunks * k;
+    KR_TRY(grow_scratch(ctx, p, slots + (size_t)threads * k));
+    double *part = p->mpart;
+    int32_t nempty = add ? 0 : p->nempty;
+#pragma omp parallel num_threads(threads)
+    {
+        double *acc = part + slots + (size_t)omp_get_thread_num() * k;
+#pragma omp for schedule(static)
+        for (int32_t c = 0; c < p->nchunks; c++)
+            cpu_chunk_multi(p, c, k, X, Y, add, part, acc);
+#pragma omp for schedule(static) nowait
+        for (int32_t s = 0; s < p->nspans; s++)
+            fixup_multi(p, s, k, part, Y, add, acc);
+#pragma omp for schedule(static)
+        for (int32_t i = 0; i < nempty; i++)
+            for (int32_t q = 0; q < k; q++)
+                Y[(size_t)p->empty[i] * k + q] = 0.0;
+    }
+    return KR_OK;
+}
+
 /* ------------------------------------------------- the CPU format table */
 
 static kr_status vsr_build(kr_ctx *ctx, const kr_csr *A, void **out)
@@ -222,6 +318,12 @@ static kr_status vsr_apply(kr_ctx *ctx, void *impl, double alpha,
     return KR_OK;
 }
 
+static kr_status vsr_apply_multi(kr_ctx *ctx, void *impl, int32_t k,
+                                 const double *X, double *Y)
+{
+    return kr_vsr_plan_apply_multi(ctx, impl, k, X, Y, 0);
+}
+
 static size_t vsr_bytes(const void *impl) { return kr_vsr_plan_bytes(impl); }
 
 static int64_t vsr_stored(const void *impl)
@@ -243,4 +345,5 @@ const kr_format_ops kr_vsr_cpu_ops = {
     .bytes = vsr_bytes,
     .destroy = vsr_destroy,
     .stored = vsr_stored,
+    .apply_multi = vsr_apply_multi,
 };

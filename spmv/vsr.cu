@@ -192,6 +192,134 @@ extern "C" kr_status kr_vsr_dev_apply(kr_ctx *ctx, const kr_vsr_dev *d,
     return KR_OK;
 }
 
+/* ------------------------------------------------------------- SpMM */
+
+typedef struct multi_args {
+    const double *val;
+    const int32_t *col;
+    const uint32_t *heads;
+    const int32_t *chunk_ord, *nzrow;
+    double *part; /* 2 slots of k per chunk */
+    int32_t nnz, nchunks, k;
+    int add; /* 1: Y += A X, rows without entries untouched */
+} multi_args;
+
+__device__ __forceinline__ bool head_at(const uint32_t *heads, int64_t e)
+{
+    return (__ldg(heads + (e >> 5)) >> (e & 31)) & 1u;
+}
+
+/* A segment's sum to its place, as cpu_chunk_multi (spmv/vsr.c) does: a
+ * row begun before the chunk to the head slot, one going on past it to the
+ * tail slot, else Y's row (added to it when a.add). */
+__device__ __forceinline__ void put_segment(const multi_args &a, double *Y,
+                                            double *slot, int32_t ord,
+                                            int32_t c, double s)
+{
+    if (slot) {
+        slot[c] = s;
+        return;
+    }
+    const int32_t r = a.nzrow ? __ldg(a.nzrow + ord) : ord;
+    double *y = Y + (int64_t)r * a.k + c;
+    *y = a.add ? s + *y : s;
+}
+
+/* A warp per chunk, a lane per column (32 columns per pass): the warp
+ * walks the chunk's entries in order, a head bit closing the segment
+ * before it. The same sums in the same order as the CPU's kernel. */
+__global__ void __launch_bounds__(BLOCK)
+    k_vsr_multi_chunks(multi_args a, const double *__restrict__ X,
+                       double *__restrict__ Y)
+{
+    const int lane = threadIdx.x & 31;
+    const int64_t ch = ((int64_t)blockIdx.x * BLOCK + threadIdx.x) >> 5;
+    if (ch >= a.nchunks) return;
+    const int64_t b = ch * CHUNK, e = min((int64_t)a.nnz, b + CHUNK);
+    const bool begun = !head_at(a.heads, b);                /* first row */
+    const bool goes_on = e < a.nnz && !head_at(a.heads, e); /* last row */
+    double *head = a.part + 2 * ch * a.k, *tail = head + a.k;
+    for (int32_t c = lane; c < a.k; c += 32) {
+        head[c] = 0.0;
+        tail[c] = 0.0;
+        int32_t ord = __ldg(a.chunk_ord + ch);
+        bool first = true; /* the open segment is the chunk's first */
+        double s = 0.0;
+        for (int64_t q = b; q < e; q++) {
+            if (head_at(a.heads, q)) {
+                if (q > b)
+                    put_segment(a, Y, first && begun ? head : NULL, ord, c, s);
+                first = q == b;
+                ord++;
+                s = 0.0;
+            }
+            s += __ldg(a.val + q) *
+                 __ldg(X + (int64_t)__ldg(a.col + q) * a.k + c);
+        }
+        double *slot = first && begun ? head : (goes_on ? tail : NULL);
+        put_segment(a, Y, slot, ord, c, s);
+    }
+}
+
+/* A thread per (span, column): the span's slots in order; then a thread
+ * per (empty row, column) writing 0 unless adding. */
+__global__ void __launch_bounds__(BLOCK)
+    k_vsr_multi_fixup(fix_args f, int32_t k, int add, double *__restrict__ Y)
+{
+    const int64_t t = (int64_t)blockIdx.x * BLOCK + threadIdx.x;
+    const int64_t nspans = (int64_t)f.nlong + f.nshort;
+    const int64_t i = t / k;
+    const int32_t c = (int32_t)(t % k);
+    if (i < nspans) {
+        double s = 0.0;
+        for (int32_t slot = __ldg(f.span_lo + i); slot <= __ldg(f.span_hi + i);
+             slot++)
+            s += f.part[(int64_t)slot * k + c];
+        double *y = Y + (int64_t)__ldg(f.span_row + i) * k + c;
+        *y = add ? s + *y : s;
+    } else if (i - nspans < f.nempty) {
+        Y[(int64_t)__ldg(f.empty + (i - nspans)) * k + c] = 0.0;
+    }
+}
+
+static kr_status grow_mpart(kr_ctx *ctx, kr_vsr_dev *d, size_t doubles)
+{
+    if (doubles <= d->mpart_cap) return KR_OK;
+    kr_dev_free(ctx, d->mpart);
+    d->mpart = NULL;
+    d->mpart_cap = 0;
+    KR_TRY(ctx->ops->alloc(ctx, (void **)&d->mpart, doubles * 8));
+    d->mpart_cap = doubles;
+    return KR_OK;
+}
+
+extern "C" kr_status kr_vsr_dev_apply_multi(kr_ctx *ctx, kr_vsr_dev *d,
+                                            int32_t k, const double *X,
+                                            double *Y, int add)
+{
+    if (d->nrows == 0 || k < 1) return KR_OK;
+    cudaStream_t st = kr_cuda(ctx)->stream;
+    KR_TRY(grow_mpart(ctx, d, (size_t)2 * d->nchunks * k + 1));
+    if (d->nchunks > 0) {
+        multi_args a = {d->val,   d->col,   d->heads, d->chunk_ord,
+                        d->nzrow, d->mpart, d->nnz,   d->nchunks,
+                        k,        add};
+        int blocks = (d->nchunks + WARPS_PER_BLOCK - 1) / WARPS_PER_BLOCK;
+        k_vsr_multi_chunks<<<blocks, BLOCK, 0, st>>>(a, X, Y);
+        KR_LAUNCH_CHECK(ctx);
+    }
+    fix_args f = {
+        d->span_row, d->span_lo, d->span_hi,           d->empty,
+        d->mpart,    d->nlong,   d->nspans - d->nlong, add ? 0 : d->nempty};
+    int64_t threads = ((int64_t)d->nspans + f.nempty) * k;
+    if (threads > 0) {
+        int64_t blocks = (threads + BLOCK - 1) / BLOCK;
+        k_vsr_multi_fixup<<<(unsigned)blocks, BLOCK, 0, st>>>(f, k, add, Y);
+        KR_LAUNCH_CHECK(ctx);
+    }
+    return KR_OK;
+}
+
 extern "C" void kr_vsr_dev_destroy(kr_ctx *ctx, kr_vsr_dev *d)
 {
     if (!d) return;
@@ -205,6 +333,7 @@ extern "C" void kr_vsr_dev_destroy(kr_ctx *ctx, kr_vsr_dev *d)
     kr_dev_free(ctx, d->span_hi);
     kr_dev_free(ctx, d->empty);
     kr_dev_free(ctx, d->part);
+    kr_dev_free(ctx, d->mpart);
     free(d);
 }
 
@@ -280,6 +409,12 @@ static kr_status vsr_gpu_apply(kr_ctx *ctx, void *impl, double alpha,
                             1);
 }
 
+static kr_status vsr_gpu_apply_multi(kr_ctx *ctx, void *impl, int32_t k,
+                                     const double *X, double *Y)
+{
+    return kr_vsr_dev_apply_multi(ctx, (kr_vsr_dev *)impl, k, X, Y, 0);
+}
+
 static size_t vsr_gpu_bytes(const void *impl)
 {
     return kr_vsr_dev_bytes((const kr_vsr_dev *)impl);
@@ -322,6 +457,7 @@ static kr_format_ops make_ops(void)
     o.stored = vsr_gpu_stored;
     o.build_device = vsr_gpu_build_device;
     o.arrays = vsr_gpu_arrays;
+    o.apply_multi = vsr_gpu_apply_multi;
     return o;
 }
 

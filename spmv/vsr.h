@@ -52,6 +52,9 @@ typedef struct kr_vsr_plan {
     int32_t nempty;     /* rows without entries                          */
     int32_t *empty;     /* nempty row indices                            */
     double *part;       /* 2*nchunks partial sums (CPU kernel)           */
+    double *mpart;      /* the SpMM's slots and per-thread sums (CPU),
+                           grown on demand; mpart_cap doubles            */
+    size_t mpart_cap;
 } kr_vsr_plan;
 
 /* Builds the plan of an nrows-row CSR (arrays copied) in O(nnz + nrows). */
@@ -68,6 +71,14 @@ size_t kr_vsr_plan_bytes(const kr_vsr_plan *p);
 void kr_vsr_plan_apply(kr_ctx *ctx, kr_vsr_plan *p, double alpha,
                        const double *x, double beta, double *y, int empty_rows);
 
+/* Y = A X for k columns (row-major) on the CPU, with kr_vsr_plan_apply's
+ * chunks, slots and fix-up order, so each column equals that SpMV's
+ * result bit for bit. add = 0 overwrites Y (empty rows 0); add = 1 adds
+ * A X to Y and leaves rows without entries alone (HYB's remainder).
+ * KR_ERR_NOMEM when the scratch cannot grow. */
+kr_status kr_vsr_plan_apply_multi(kr_ctx *ctx, kr_vsr_plan *p, int32_t k,
+                                  const double *X, double *Y, int add);
+
 /* The plan on the GPU (spmv/vsr.cu; CUDA builds only): the arrays of a
  * plan built for_device, in device memory. */
 typedef struct kr_vsr_dev {
@@ -77,7 +88,9 @@ typedef struct kr_vsr_dev {
     uint32_t *heads;
     int32_t *chunk_ord, *nzrow; /* nzrow NULL when no row is empty */
     int32_t *span_row, *span_lo, *span_hi, *empty;
-    double *part; /* 2*nchunks */
+    double *part;     /* 2*nchunks */
+    double *mpart;    /* the SpMM's slots, 2*nchunks*k, grown on demand */
+    size_t mpart_cap; /* doubles */
     size_t bytes;
 } kr_vsr_dev;
 kr_status kr_vsr_dev_create(kr_ctx *ctx, const kr_vsr_plan *p,
@@ -96,6 +109,10 @@ kr_status kr_vsr_dev_build(kr_ctx *ctx, int32_t nrows, int32_t nnz,
                            const double *val, kr_vsr_dev **out);
 /* Its layout arrays (part excluded), for kr_format_ops.arrays. */
 int kr_vsr_dev_arrays(const kr_vsr_dev *d, kr_dev_array *a, int max);
+/* Same contract as kr_vsr_plan_apply_multi, on the context's stream (the
+ * slots' scratch grows in d). */
+kr_status kr_vsr_dev_apply_multi(kr_ctx *ctx, kr_vsr_dev *d, int32_t k,
+                                 const double *X, double *Y, int add);
 
 #ifdef __cplusplus
 }

@@ -4,6 +4,7 @@
 #define KR_TOOLS_BENCH_BENCH_H
 
 int cli_bench_spmv(int argc, char **argv);
+int cli_bench_spmm(int argc, char **argv);
 int cli_bench_solve(int argc, char **argv);
 int cli_bench_gje(int argc, char **argv);
 

@@ -289,3 +289,13 @@ int bench_outputs(const char *markdown, const char *json,
     if (!rc && json) rc = bench_write_file(json, emit_json, arg);
     return rc;
 }
+
+double bench_rel_diff(const double *y, const double *ref, size_t n)
+{
+    double d = 0.0, s = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        d = fmax(d, fabs(y[i] - ref[i]));
+        s = fmax(s, fabs(ref[i]));
+    }
+    return s > 0 ? d / s : d;
+}

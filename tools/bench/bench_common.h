@@ -165,6 +165,10 @@ int bench_outputs(const char *markdown, const char *json,
                   void (*emit_markdown)(FILE *, const void *),
                   void (*emit_json)(FILE *, const void *), const void *arg);
 
+/* max |y - ref| / max |ref| over n entries (absolute when ref = 0): how
+ * far a kernel's result is from the host reference. */
+double bench_rel_diff(const double *y, const double *ref, size_t n);
+
 /* Median of t[0..n), sorting t. */
 double bench_median(double *t, int n);
 

@@ -12,6 +12,12 @@
 kr_status bench_time_apply(kr_matrix *M, const kr_vec *x, kr_vec *y, int warmup,
                            int reps, double *median_s, double *min_s);
 
+/* The same for Y = M X with k columns (kr_matrix_apply_multi's
+ * arguments, checked as it checks them). */
+kr_status bench_time_apply_multi(kr_matrix *M, int32_t k, const kr_vec *X,
+                                 kr_vec *Y, int warmup, int reps,
+                                 double *median_s, double *min_s);
+
 /* Device-to-device copy of `bytes` bytes, median of `reps` timed copies;
  * bandwidth counts bytes read plus bytes written. */
 kr_status bench_time_copy(kr_ctx *ctx, size_t bytes, int reps,
