@@ -353,6 +353,14 @@ static kr_status bj_apply(kr_ctx *ctx, void *impl, int32_t n, const double *r,
     return m->ops->apply(ctx, &m->bb, m->inv, r, z);
 }
 
+static kr_status bj_apply_multi(kr_ctx *ctx, void *impl, int32_t n, int k,
+                                const double *R, double *Z)
+{
+    bj_impl *m = impl;
+    (void)n;
+    return m->ops->apply_multi(ctx, &m->bb, m->inv, k, R, Z);
+}
+
 static void bj_destroy(kr_ctx *ctx, void *impl) { bj_free(ctx, impl); }
 
 static int32_t bj_singular_blocks(const void *impl)
@@ -385,6 +393,7 @@ const kr_precond_ops kr_precond_bjacobi_ops = {
     .singular_blocks = bj_singular_blocks,
     .block_count = bj_block_count,
     .block_sizes = bj_block_sizes,
+    .apply_multi = bj_apply_multi,
 };
 
 const int32_t *kr_bjacobi_singular_flags(const void *impl)

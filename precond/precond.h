@@ -35,6 +35,12 @@ typedef struct kr_precond_ops {
     int32_t (*singular_blocks)(const void *impl);
     int32_t (*block_count)(const void *impl);
     void (*block_sizes)(const void *impl, int32_t *sizes);
+    /* Optional (several right-hand sides): Z = P^{-1} R for the k columns
+     * of the n x k row-major blocks R and Z (distinct), each column as
+     * apply gives it; without it a multi-column solve applies the
+     * preconditioner column by column. */
+    kr_status (*apply_multi)(kr_ctx *ctx, void *impl, int32_t n, int k,
+                             const double *R, double *Z);
 } kr_precond_ops;
 
 struct kr_precond {

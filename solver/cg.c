@@ -12,6 +12,7 @@
  * round trip.
  * Other preconditioners take the per-iteration path, scalars on the host. */
 #include "core/error.h"
+#include "solver/multi.h"
 #include "solver/solver.h"
 
 #include <math.h>
@@ -178,4 +179,6 @@ const kr_solver_ops kr_cg_ops = {
     .summary = "conjugate gradients, for symmetric positive definite A",
     .solve = cg_solve,
     .workspace = cg_workspace,
+    .solve_multi = kr_cg_solve_multi,
+    .workspace_multi = kr_cg_workspace_multi,
 };

@@ -6,6 +6,7 @@
  * convergence" (kappa). Every mat-vec is one iteration and every update of
  * r is tested. P: s seeded normal random vectors, orthonormalised. */
 #include "core/error.h"
+#include "solver/multi.h"
 #include "solver/solver.h"
 
 #include <math.h>
@@ -33,13 +34,12 @@ static double *column(double *B, int32_t n, int j) { return KR_WORK(B, n, j); }
  * live, the same numbers on every backend), orthonormalised by modified
  * Gram-Schmidt. Generating them on the host cost more than the whole solve
  * on a GPU. */
-static kr_status shadow_space(kr_solve_args *a, int s, double *P)
+kr_status kr_idr_shadow_space(kr_ctx *ctx, int32_t n, int s, uint64_t seed0,
+                              double *P)
 {
-    kr_ctx *ctx = a->ctx;
-    int32_t n = a->n;
     for (int j = 0; j < s; j++) {
         double *pj = column(P, n, j), d, nrm;
-        uint64_t seed = a->opt->seed + 0x632be59bd9b4e019ull * (uint64_t)j;
+        uint64_t seed = seed0 + 0x632be59bd9b4e019ull * (uint64_t)j;
         KR_TRY(ctx->ops->fill_random(ctx, n, seed, pj));
         for (int i = 0; i < j; i++) {
             const double *xs[1] = {column(P, n, i)}, *ys[1] = {pj};
@@ -56,15 +56,25 @@ static kr_status shadow_space(kr_solve_args *a, int s, double *P)
     return KR_OK;
 }
 
-/* c = M(k:s,k:s) \ f(k:s), M lower triangular */
-static void solve_small(idr_host *w, int k)
+/* c = M(k:s,k:s) \ f(k:s), M lower triangular (s x s column-major) */
+void kr_idr_solve_small(int s, const double *M, const double *f, double *c,
+                        int k)
 {
-    int s = w->s;
     for (int i = k; i < s; i++) {
-        double t = w->f[i];
+        double t = f[i];
         for (int j = k; j < i; j++)
-            t -= w->M[i + j * s] * w->c[j - k];
-        w->c[i - k] = t / w->M[i + i * s];
+            t -= M[i + j * s] * c[j - k];
+        c[i - k] = t / M[i + i * s];
+    }
+}
+
+/* h = M(0:k,0:k) \ h: the bi-orthogonalisation coefficients */
+void kr_idr_lower_solve(int s, const double *M, double *h, int k)
+{
+    for (int i = 0; i < k; i++) {
+        for (int j = 0; j < i; j++)
+            h[i] -= M[i + j * s] * h[j];
+        h[i] /= M[i + i * s];
     }
 }
 
@@ -100,11 +110,7 @@ static kr_status biorthogonalise(kr_ctx *ctx, int32_t n, idr_dev *d,
     double *gk = column(d->G, n, k), *uk = column(d->U, n, k);
     if (k > 0) {
         KR_TRY(op->gemv_t(ctx, n, k, d->P, n, gk, w->h));
-        for (int i = 0; i < k; i++) {
-            for (int j = 0; j < i; j++)
-                w->h[i] -= w->M[i + j * s] * w->h[j];
-            w->h[i] /= w->M[i + i * s];
-        }
+        kr_idr_lower_solve(s, w->M, w->h, k);
         KR_TRY(op->gemv_n(ctx, n, k, d->G, n, w->h, -1.0, gk));
         KR_TRY(op->gemv_n(ctx, n, k, d->U, n, w->h, -1.0, uk));
     }
@@ -116,7 +122,7 @@ static kr_status biorthogonalise(kr_ctx *ctx, int32_t n, idr_dev *d,
 
 /* omega minimising ||r - omega t||, enlarged when t and r are nearly
  * orthogonal (|cos| < kappa) so that the step keeps reducing r. */
-static double omega(double tr, double tt, double rnorm, double kappa)
+double kr_idr_omega(double tr, double tt, double rnorm, double kappa)
 {
     double rho = fabs(tr) / (sqrt(tt) * rnorm), om = tr / tt;
     return rho < kappa ? om * kappa / rho : om;
@@ -134,7 +140,7 @@ static kr_status cycle(kr_solve_args *a, kr_result *res, idr_dev *d,
     double rnorm = 0.0, tr_tt[2];
     KR_TRY(op->gemv_t(ctx, n, s, d->P, n, d->r, w->f));
     for (int k = 0; k < s; k++) {
-        solve_small(w, k);
+        kr_idr_solve_small(s, w->M, w->f, w->c, k);
         KR_TRY(new_direction(a, d, w, k, *om));
         KR_TRY(biorthogonalise(ctx, n, d, w, k));
         double mkk = w->M[k + k * s];
@@ -160,7 +166,7 @@ static kr_status cycle(kr_solve_args *a, kr_result *res, idr_dev *d,
         res->reason = KR_DIVERGED_BREAKDOWN;
         return KR_OK;
     }
-    *om = omega(tr_tt[0], tr_tt[1], rnorm, a->opt->kappa);
+    *om = kr_idr_omega(tr_tt[0], tr_tt[1], rnorm, a->opt->kappa);
     double rr[2]; /* x += om vh; r -= om v; with r.r */
     KR_TRY(op->xr_update(ctx, n, *om, d->vh, d->v, a->x, d->r, NULL, NULL, rr));
     rnorm = sqrt(rr[1]);
@@ -180,7 +186,7 @@ static kr_status iterate(kr_solve_args *a, kr_result *res, idr_dev *d,
     KR_TRY(kr_norm2(ctx, n, d->r, &rnorm));
     res->reason = kr_solver_check(a, res, 0, rnorm);
     if (res->reason != KR_ITERATING) return KR_OK;
-    KR_TRY(shadow_space(a, s, d->P));
+    KR_TRY(kr_idr_shadow_space(ctx, n, s, a->opt->seed, d->P));
     /* the first cycle reads columns of U and G it has not written yet:
      * they start at 0 on every run, whatever the last solve left there */
     for (int j = 0; j < s; j++) {
@@ -195,14 +201,14 @@ static kr_status iterate(kr_solve_args *a, kr_result *res, idr_dev *d,
 }
 
 /* P cannot hold more than n independent vectors */
-static int shadow_dim(const kr_solve_options *o, int32_t n)
+int kr_idr_shadow_dim(const kr_solve_options *o, int32_t n)
 {
     return o->s < n ? o->s : (int)n;
 }
 
 static kr_status idr_solve(kr_solve_args *a, kr_result *res)
 {
-    int s = shadow_dim(a->opt, a->n);
+    int s = kr_idr_shadow_dim(a->opt, a->n);
     size_t ss = (size_t)s;
     idr_host w = {.s = s, .M = a->hwork};
     double *work = a->work;
@@ -222,7 +228,7 @@ static kr_status idr_solve(kr_solve_args *a, kr_result *res)
 static void idr_workspace(const kr_solve_options *o, int32_t n, int *nvec,
                           size_t *nhost)
 {
-    size_t ss = (size_t)shadow_dim(o, n);
+    size_t ss = (size_t)kr_idr_shadow_dim(o, n);
     *nvec = NVEC + 3 * (int)ss;
     *nhost = ss * ss + 3 * ss + 1;
 }
@@ -232,4 +238,6 @@ const kr_solver_ops kr_idr_ops = {
     .summary = "IDR(s) with bi-orthogonalisation, right-preconditioned",
     .solve = idr_solve,
     .workspace = idr_workspace,
+    .solve_multi = kr_idr_solve_multi,
+    .workspace_multi = kr_idr_workspace_multi,
 };
