@@ -40,7 +40,7 @@ static void line_num(FILE *f, const char *k, const char *fmt, double v,
     }
 }
 
-static void text_problem(FILE *f, const cli_report *r)
+void cli_report_problem_text(FILE *f, const cli_report *r)
 {
     key(f, "matrix:");
     fprintf(f, "%s%s\n", r->matrix, r->generated ? " (generated)" : "");
@@ -129,11 +129,11 @@ void cli_forward_error(const double *x, int32_t n, double *err_inf,
 
 void cli_report_text(FILE *f, const cli_report *r)
 {
-    text_problem(f, r);
+    cli_report_problem_text(f, r);
     text_outcome(f, r);
 }
 
-static void json_problem(cli_json *j, const cli_report *r)
+void cli_report_problem_json(cli_json *j, const cli_report *r)
 {
     cli_json_str(j, "matrix", r->matrix);
     cli_json_bool(j, "generated", r->generated);
@@ -195,7 +195,7 @@ void cli_report_json(FILE *f, const cli_report *r)
 {
     cli_json j;
     cli_json_begin(&j, f);
-    json_problem(&j, r);
+    cli_report_problem_json(&j, r);
     json_outcome(&j, r);
     cli_json_end(&j);
 }

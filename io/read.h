@@ -43,6 +43,15 @@ kr_status kr_read_vector_from(kr_ctx *ctx, kr_source *S, int32_t *nrows,
                               int32_t *ncols, double **data);
 kr_status kr_read_vector_path(kr_ctx *ctx, const char *path, int32_t *nrows,
                               int32_t *ncols, double **data);
+/* kr_read_vector_path that also gives the line of the size line (0 for a
+ * PETSc binary vector), for messages about the sizes. */
+kr_status kr_read_vector_path_at(kr_ctx *ctx, const char *path, int32_t *nrows,
+                                 int32_t *ncols, double **data,
+                                 long *size_line);
+/* kr_read_dense_mtx_from with the line of the size line (NULL: not
+ * wanted). */
+kr_status kr_read_dense_mtx_at(kr_ctx *ctx, kr_source *S, int32_t *nrows,
+                               int32_t *ncols, double **data, long *size_line);
 
 kr_status kr_read_mtx_from(kr_ctx *ctx, kr_source *S, unsigned flags,
                            kr_csr *A);
