@@ -599,7 +599,18 @@ static int mask_cols(int k, uint64_t mask, int *cols)
     return nc;
 }
 
-static double sum4(const double *s) { return (s[0] + s[1]) + (s[2] + s[3]); }
+/* ((s0 + s1) + (s2 + s3)) of four partial sums `stride` apart */
+static double sum4(const double *s, size_t stride)
+{
+    return (s[0] + s[stride]) + (s[2 * stride] + s[3 * stride]);
+}
+
+/* The loops below take cols == NULL for "every column" (j = c), which
+ * they are compiled for separately (always inlined into a call with a
+ * constant NULL) so that the common case runs without the indirection
+ * and vectorises across the contiguous columns of a row. */
+#define KR_INLINE static inline __attribute__((always_inline))
+#define COL(cols, c) ((cols) ? (cols)[c] : (c))
 
 /* The partial sum that row i of [lo, hi) adds into (dot_range's order). */
 static int lane_of(int32_t i, int32_t lo, int32_t full)
@@ -607,27 +618,52 @@ static int lane_of(int32_t i, int32_t lo, int32_t full)
     return i < full ? (int)((i - lo) & 3) : 0;
 }
 
-/* acc[(p*nc + c)*4 + u] += X[p](i, j) Y[p](i, j) over rows [lo, hi), for
- * the listed columns j = cols[c]; X[p] is one vector shared by every
+/* acc[((p*4 + u)*nc + c] += X[p](i, j) Y[p](i, j) over rows [lo, hi),
+ * for the columns j = COL(cols, c); X[p] is one vector shared by every
  * column when xshared. */
-static void mdot4(int32_t lo, int32_t hi, int k, const int *cols, int nc, int m,
-                  const double *const *X, int xshared, const double *const *Y,
-                  double *acc)
+KR_INLINE void mdot4_impl(int32_t lo, int32_t hi, int k, const int *cols,
+                          int nc, int m, const double *const *X, int xshared,
+                          const double *const *Y, double *acc)
 {
     int32_t full = lo + (hi - lo) / 4 * 4;
     for (int32_t i = lo; i < hi; i++) {
         int u = lane_of(i, lo, full);
         size_t row = (size_t)i * (size_t)k;
         for (int p = 0; p < m; p++) {
-            const double *y = Y[p] + row;
-            double *a = acc + (size_t)p * (size_t)nc * 4 + u;
-            for (int c = 0; c < nc; c++) {
-                int j = cols[c];
-                double xv = xshared ? X[p][i] : X[p][row + (size_t)j];
-                a[(size_t)c * 4] += xv * y[j];
+            const double *y = Y[p] + row, *x = X[p] + row;
+            double *a = acc + ((size_t)p * 4 + (size_t)u) * (size_t)nc;
+            if (xshared) {
+                double xv = X[p][i];
+                for (int c = 0; c < nc; c++)
+                    a[c] += xv * y[COL(cols, c)];
+            } else {
+                for (int c = 0; c < nc; c++)
+                    a[c] += x[COL(cols, c)] * y[COL(cols, c)];
             }
         }
     }
+}
+
+static void mdot4(int32_t lo, int32_t hi, int k, const int *cols, int nc, int m,
+                  const double *const *X, int xshared, const double *const *Y,
+                  double *acc)
+{
+    if (nc == k)
+        mdot4_impl(lo, hi, k, NULL, nc, m, X, xshared, Y, acc);
+    else
+        mdot4_impl(lo, hi, k, cols, nc, m, X, xshared, Y, acc);
+}
+
+/* out[p*nc + c] (+)= the four sums of (p, c) in acc (mdot4's layout) */
+static void fold4(const double *acc, int m, int nc, double *out, int add)
+{
+    for (int p = 0; p < m; p++)
+        for (int c = 0; c < nc; c++) {
+            double v =
+                sum4(acc + (size_t)p * 4 * (size_t)nc + (size_t)c, (size_t)nc);
+            double *o = out + (size_t)p * (size_t)nc + (size_t)c;
+            *o = add ? *o + v : v;
+        }
 }
 
 /* Per-thread sums in thread order into out[p*k + cols[c]]. */
@@ -664,8 +700,7 @@ static void mdots_range(int32_t lo, int32_t hi, int k, const int *cols, int nc,
         int32_t e = hi - c < CHUNK ? hi : c + CHUNK;
         memset(acc, 0, len * 4 * sizeof *acc);
         mdot4(c, e, k, cols, nc, m, X, 0, Y, acc);
-        for (size_t q = 0; q < len; q++)
-            out[q] += sum4(acc + 4 * q);
+        fold4(acc, m, nc, out, 1);
     }
 }
 
@@ -709,8 +744,7 @@ static kr_status mgemv_t_piece(kr_ctx *ctx, int32_t n, int k, int nb,
     KR_RANGES(n, {
         double *acc = buf + (size_t)t * len * 4;
         mdot4(lo, hi, k, cols, nc, nb, Vs, shared, Ws, acc);
-        for (size_t q = 0; q < len; q++)
-            part[(size_t)t * len + q] = sum4(acc + 4 * q);
+        fold4(acc, nb, nc, part + (size_t)t * len, 0);
         if (t == 0) used = T;
     });
     thread_sums(part, used, len, nb, nc, cols, k, h);
@@ -752,20 +786,41 @@ static kr_status cpu_mgemv_n(kr_ctx *ctx, int32_t n, int k, int nb,
     return KR_OK;
 }
 
-static kr_status cpu_maxpby(kr_ctx *ctx, int32_t n, int k, const double *a,
-                            const double *X, const double *b, double *Y,
-                            uint64_t mask)
+KR_INLINE void maxpby_rows(int32_t lo, int32_t hi, int k, const int *cols,
+                           int nc, const double *restrict a,
+                           const double *restrict X, const double *restrict b,
+                           double *restrict Y)
 {
-    int cols[KR_MULTI_MAX], nc = mask_cols(k, mask, cols);
-    int nt = nthreads(ctx, (int64_t)n * nc);
-    KR_RANGES(n, {
+    for (int32_t i = lo; i < hi; i++)
+        for (int c = 0; c < nc; c++) {
+            int j = COL(cols, c);
+            size_t e = (size_t)i * (size_t)k + (size_t)j;
+            Y[e] = b[j] == 0.0 ? a[j] * X[e] : a[j] * X[e] + b[j] * Y[e];
+        }
+}
+
+static void maxpby_range(int32_t lo, int32_t hi, int k, const int *cols, int nc,
+                         const double *a, const double *X, const double *b,
+                         double *Y)
+{
+    if (nc == k && X != Y)
+        maxpby_rows(lo, hi, k, NULL, nc, a, X, b, Y);
+    else /* X == Y (scaling in place): no restrict */
         for (int32_t i = lo; i < hi; i++)
             for (int c = 0; c < nc; c++) {
                 int j = cols[c];
                 size_t e = (size_t)i * (size_t)k + (size_t)j;
                 Y[e] = b[j] == 0.0 ? a[j] * X[e] : a[j] * X[e] + b[j] * Y[e];
             }
-    });
+}
+
+static kr_status cpu_maxpby(kr_ctx *ctx, int32_t n, int k, const double *a,
+                            const double *X, const double *b, double *Y,
+                            uint64_t mask)
+{
+    int cols[KR_MULTI_MAX], nc = mask_cols(k, mask, cols);
+    int nt = nthreads(ctx, (int64_t)n * nc);
+    KR_RANGES(n, maxpby_range(lo, hi, k, cols, nc, a, X, b, Y));
     return KR_OK;
 }
 
@@ -788,34 +843,51 @@ static kr_status cpu_maxpbypcz(kr_ctx *ctx, int32_t n, int k, const double *a,
     return KR_OK;
 }
 
-/* xr_update_range over the listed columns; acc[c*8 + u] r.z, acc[c*8 + 4
- * + u] r.r (with d NULL, r.z is r.r) */
+/* xr_update_range over the columns COL(cols, c); acc[u*nc + c] r.z,
+ * acc[(4 + u)*nc + c] r.r (with d NULL, r.z is r.r) */
+KR_INLINE void mxr_impl(int32_t lo, int32_t hi, int k, const int *cols, int nc,
+                        const double *restrict a, const double *restrict P,
+                        const double *restrict Q, double *restrict X,
+                        double *restrict R, const double *restrict d,
+                        double *restrict Z, double *restrict acc)
+{
+    int32_t full = lo + (hi - lo) / 4 * 4;
+    for (int32_t i = lo; i < hi; i++) {
+        int u = lane_of(i, lo, full);
+        size_t row = (size_t)i * (size_t)k;
+        double *rz = acc + (size_t)u * nc, *rr = acc + (size_t)(4 + u) * nc;
+        double di = d ? d[i] : 1.0;
+        for (int c = 0; c < nc; c++) {
+            int j = COL(cols, c);
+            size_t e = row + (size_t)j;
+            X[e] += a[j] * P[e];
+            double ri = R[e] - a[j] * Q[e], zi = ri;
+            R[e] = ri;
+            if (d) {
+                zi = di * ri;
+                Z[e] = zi;
+            }
+            rz[c] += ri * zi;
+            rr[c] += ri * ri;
+        }
+    }
+}
+
 static void mxr_range(int32_t lo, int32_t hi, int k, const int *cols, int nc,
                       const double *a, const double *P, const double *Q,
                       double *X, double *R, const double *d, double *Z,
                       double *acc)
 {
-    int32_t full = lo + (hi - lo) / 4 * 4;
-    for (int32_t i = lo; i < hi; i++) {
-        int u = lane_of(i, lo, full);
-        for (int c = 0; c < nc; c++) {
-            int j = cols[c];
-            size_t e = (size_t)i * (size_t)k + (size_t)j;
-            X[e] += a[j] * P[e];
-            double ri = R[e] - a[j] * Q[e], zi = ri;
-            R[e] = ri;
-            if (d) {
-                zi = d[i] * ri;
-                Z[e] = zi;
-            }
-            acc[c * 8 + u] += ri * zi;
-            acc[c * 8 + 4 + u] += ri * ri;
-        }
-    }
+    if (nc == k && d)
+        mxr_impl(lo, hi, k, NULL, nc, a, P, Q, X, R, d, Z, acc);
+    else if (nc == k)
+        mxr_impl(lo, hi, k, NULL, nc, a, P, Q, X, R, NULL, NULL, acc);
+    else
+        mxr_impl(lo, hi, k, cols, nc, a, P, Q, X, R, d, Z, acc);
 }
 
-/* axpy_dots_range over the listed columns; acc[c*8 + u] y.y, acc[c*8 + 4
- * + u] w.y */
+/* axpy_dots_range over the listed columns; acc[u*nc + c] y.y,
+ * acc[(4 + u)*nc + c] w.y */
 static void maxpy_dots_range(int32_t lo, int32_t hi, int k, const int *cols,
                              int nc, const double *a, const double *X,
                              double *Y, const double *W, double *acc)
@@ -823,12 +895,13 @@ static void maxpy_dots_range(int32_t lo, int32_t hi, int k, const int *cols,
     int32_t full = lo + (hi - lo) / 4 * 4;
     for (int32_t i = lo; i < hi; i++) {
         int u = lane_of(i, lo, full);
+        double *yy = acc + (size_t)u * nc, *wy = acc + (size_t)(4 + u) * nc;
         for (int c = 0; c < nc; c++) {
             size_t e = (size_t)i * (size_t)k + (size_t)cols[c];
             double yi = Y[e] + a[cols[c]] * X[e];
             Y[e] = yi;
-            acc[c * 8 + u] += yi * yi;
-            if (W) acc[c * 8 + 4 + u] += W[e] * yi;
+            yy[c] += yi * yi;
+            if (W) wy[c] += W[e] * yi;
         }
     }
 }
@@ -849,12 +922,12 @@ static void two_sums(const double *part, int used, int nc, const int *cols,
     }
 }
 
-/* the per-thread reduction of acc (c*8: four sums, then four) into part */
+/* the per-thread reduction of acc (two groups of four sums) into part */
 static void fold_acc(const double *acc, int nc, double *part)
 {
     for (int c = 0; c < nc; c++) {
-        part[2 * c] = sum4(acc + 8 * c);
-        part[2 * c + 1] = sum4(acc + 8 * c + 4);
+        part[2 * c] = sum4(acc + c, (size_t)nc);
+        part[2 * c + 1] = sum4(acc + 4 * (size_t)nc + c, (size_t)nc);
     }
 }
 

@@ -80,6 +80,10 @@ void cli_solve_free(solve_run *r);
 /* The solver options of the command line (no monitor). */
 void cli_solve_options(const solve_run *r, kr_solve_options *opt);
 int cli_multi_take(solve_run *r, double *cols, int k);
+/* k right-hand sides b_j = A x_j, x_j uniform in [-1, 1) from seed: B and
+ * Xtrue n x k row-major; col is scratch of 2n doubles. */
+void cli_multi_rhs(const kr_csr *A, int k, uint64_t seed, double *B,
+                   double *Xtrue, double *col);
 int cli_multi_generate(solve_run *r);
 int cli_multi_x0(solve_run *r);
 int cli_multi_options(const solve_run *r);

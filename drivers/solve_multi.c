@@ -60,26 +60,34 @@ static double next_uniform(uint64_t *s)
     return (double)(z >> 11) * 0x1.0p-52 - 1.0;
 }
 
+void cli_multi_rhs(const kr_csr *A, int k, uint64_t seed, double *B,
+                   double *Xtrue, double *col)
+{
+    int32_t n = A->nrows;
+    double *x = col + n; /* col holds 2n doubles: x_j, then b_j */
+    for (int j = 0; j < k; j++) {
+        for (int32_t i = 0; i < n; i++)
+            x[i] = Xtrue[(size_t)i * k + j] = next_uniform(&seed);
+        kr_csr_matvec(A, x, col);
+        for (int32_t i = 0; i < n; i++)
+            B[(size_t)i * k + j] = col[i];
+    }
+}
+
 int cli_multi_generate(solve_run *r)
 {
     int32_t n = r->A.nrows;
     r->k = r->o->nrhs;
     r->B = new_block(r);
     r->Xtrue = new_block(r);
-    double *x = malloc(((size_t)n + 1) * sizeof *x);
-    double *b = malloc(((size_t)n + 1) * sizeof *b);
-    int ok = r->B && r->Xtrue && x && b;
-    uint64_t s = (uint64_t)r->o->rhs_seed;
-    for (int j = 0; ok && j < r->k; j++) {
-        for (int32_t i = 0; i < n; i++)
-            x[i] = r->Xtrue[(size_t)i * r->k + j] = next_uniform(&s);
-        kr_csr_matvec(&r->A, x, b);
-        for (int32_t i = 0; i < n; i++)
-            r->B[(size_t)i * r->k + j] = b[i];
-    }
-    if (!ok && x && b) cli_error("out of host memory for the right-hand sides");
-    free(x);
-    free(b);
+    double *col = malloc((2 * (size_t)n + 1) * sizeof *col);
+    int ok = r->B && r->Xtrue && col;
+    if (ok)
+        cli_multi_rhs(&r->A, r->k, (uint64_t)r->o->rhs_seed, r->B, r->Xtrue,
+                      col);
+    else if (r->B && r->Xtrue)
+        cli_error("out of host memory for the right-hand sides");
+    free(col);
     return ok ? 0 : CLI_EXIT_DEVICE;
 }
 

@@ -213,6 +213,33 @@ START_TEST(multi_usage_errors_exit_2)
 }
 END_TEST
 
+/* bench solve --nrhs on the CPU: the JSON row has the comparison, every
+ * column took its single solve's iterations, both times are positive. */
+START_TEST(bench_solve_nrhs)
+{
+    const char *dir = scratch_dir();
+    char json[512];
+    snprintf(json, sizeof json, "%s/b.json", dir);
+    run_out r = krylov(dir,
+                       "bench solve --gen poisson2d:16 --method cg --nrhs 3 "
+                       "--reps 1 --warmup 0 --device cpu --json %s",
+                       json);
+    ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
+    kt_output_free(&r);
+    char *j = kt_slurp(json);
+    ck_assert_ptr_nonnull(j);
+    const char *end = j + strlen(j);
+    const char *m = kt_json_member(j, end, "multi_rhs");
+    ck_assert_ptr_nonnull(m);
+    ck_assert(kt_json_num(m, end, "k") == 3);
+    ck_assert_ptr_nonnull(strstr(m, "\"each_column_equal_iterations\": true"));
+    ck_assert(kt_json_num(m, end, "multi_solve_s") > 0);
+    ck_assert(kt_json_num(m, end, "single_solves_s") > 0);
+    ck_assert(kt_json_num(m, end, "multi_columns_converged") == 3);
+    free(j);
+}
+END_TEST
+
 START_TEST(help_tells_of_nrhs)
 {
     run_out r = krylov(NULL, "solve --help");
@@ -234,6 +261,7 @@ int main(void)
     tcase_add_test(tc, one_column_keeps_single_report);
     tcase_add_test(tc, bad_rhs_block_exit_3);
     tcase_add_test(tc, multi_usage_errors_exit_2);
+    tcase_add_test(tc, bench_solve_nrhs);
     tcase_add_test(tc, help_tells_of_nrhs);
     suite_add_tcase(s, tc);
     return kt_run(s);
