@@ -550,37 +550,42 @@ static int solve(solve_run *r)
     return st == KR_OK ? 0 : lib_error(r->ctx, st, NULL);
 }
 
+void cli_solve_report_problem(const solve_run *r, cli_report *rep)
+{
+    memset(rep, 0, sizeof *rep);
+    kr_csr_row_stats(&r->A, &rep->rows);
+    rep->matrix = r->name;
+    rep->generated = r->o->gen != NULL;
+    rep->n = r->A.nrows;
+    rep->nnz = r->A.nnz;
+    rep->method = r->o->method;
+    rep->s = r->o->s;
+    rep->restart = r->o->restart;
+    rep->gap_restarts = r->o->gap_restarts;
+    rep->breakdown_restarts = r->o->breakdown_restarts;
+    rep->precond = r->o->precond;
+    rep->format = kr_matrix_format(r->M);
+    rep->format_requested = r->o->format;
+    rep->format_reason = kr_matrix_format_reason(r->M);
+    rep->device = kr_ctx_device_name(r->ctx);
+    rep->threads = kr_ctx_threads(r->ctx);
+    rep->precond_blocks = kr_precond_block_count(r->P);
+    rep->precond_singular = kr_precond_singular_blocks(r->P);
+    rep->setup_seconds = r->setup_seconds;
+    rep->matrix_build_seconds = r->matrix_seconds;
+    rep->precond_build_seconds = r->precond_seconds;
+}
+
 static void report(const solve_run *r)
 {
-    kr_row_stats rows;
-    kr_csr_row_stats(&r->A, &rows);
     kr_bjacobi_times stages;
     const int have_stages = kr_bjacobi_get_times(r->P, &stages);
-    cli_report rep = {.matrix = r->name,
-                      .generated = r->o->gen != NULL,
-                      .n = r->A.nrows,
-                      .nnz = r->A.nnz,
-                      .rows = rows,
-                      .method = r->o->method,
-                      .s = r->o->s,
-                      .restart = r->o->restart,
-                      .gap_restarts = r->o->gap_restarts,
-                      .breakdown_restarts = r->o->breakdown_restarts,
-                      .precond = r->o->precond,
-                      .format = kr_matrix_format(r->M),
-                      .format_requested = r->o->format,
-                      .format_reason = kr_matrix_format_reason(r->M),
-                      .device = kr_ctx_device_name(r->ctx),
-                      .threads = kr_ctx_threads(r->ctx),
-                      .res = &r->res,
-                      .have_forward = r->o->rhs == NULL,
-                      .setup_seconds = r->setup_seconds,
-                      .matrix_build_seconds = r->matrix_seconds,
-                      .precond_build_seconds = r->precond_seconds,
-                      .precond_blocks = kr_precond_block_count(r->P),
-                      .precond_singular = kr_precond_singular_blocks(r->P),
-                      .precond_stages = have_stages ? &stages : NULL,
-                      .cond = r->have_cond ? &r->cond : NULL};
+    cli_report rep;
+    cli_solve_report_problem(r, &rep);
+    rep.res = &r->res;
+    rep.have_forward = r->o->rhs == NULL;
+    rep.precond_stages = have_stages ? &stages : NULL;
+    rep.cond = r->have_cond ? &r->cond : NULL;
     if (rep.have_forward)
         cli_forward_error(r->x, r->A.nrows, &rep.forward_inf,
                           &rep.forward_rel2);

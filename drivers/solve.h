@@ -77,6 +77,10 @@ void cli_solve_free(solve_run *r);
  * --nrhs's b_j = A x_j for seeded random x_j; cli_multi_x0: --x0 (n x k)
  * or zeros into r->X; cli_multi_options: refuses the options that take
  * one right-hand side; cli_multi_run: solve, report, -o, exit code. */
+/* The report's problem fields (matrix, method, preconditioner, format,
+ * device, setup times) of r (drivers/report.h). */
+struct cli_report;
+void cli_solve_report_problem(const solve_run *r, struct cli_report *rep);
 /* The solver options of the command line (no monitor). */
 void cli_solve_options(const solve_run *r, kr_solve_options *opt);
 int cli_multi_take(solve_run *r, double *cols, int k);

@@ -275,26 +275,8 @@ static void json_report(FILE *f, const solve_run *r, const cli_report *rep)
 
 static void report(const solve_run *r)
 {
-    kr_row_stats rows;
-    kr_csr_row_stats(&r->A, &rows);
-    cli_report rep = {.matrix = r->name,
-                      .generated = r->o->gen != NULL,
-                      .n = r->A.nrows,
-                      .nnz = r->A.nnz,
-                      .rows = rows,
-                      .method = r->o->method,
-                      .s = r->o->s,
-                      .restart = r->o->restart,
-                      .gap_restarts = r->o->gap_restarts,
-                      .breakdown_restarts = r->o->breakdown_restarts,
-                      .precond = r->o->precond,
-                      .format = kr_matrix_format(r->M),
-                      .format_requested = r->o->format,
-                      .format_reason = kr_matrix_format_reason(r->M),
-                      .device = kr_ctx_device_name(r->ctx),
-                      .threads = kr_ctx_threads(r->ctx),
-                      .precond_blocks = kr_precond_block_count(r->P),
-                      .precond_singular = kr_precond_singular_blocks(r->P)};
+    cli_report rep;
+    cli_solve_report_problem(r, &rep);
     if (r->o->json)
         json_report(stdout, r, &rep);
     else
