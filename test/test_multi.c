@@ -306,6 +306,58 @@ START_TEST(columns_equal_single_shared)
 }
 END_TEST
 
+/* ------------------------------------------------------------ breakdowns */
+
+/* test_breakdown's systems, where BiCGSTAB (no preconditioner) breaks down
+ * exactly for b = e1: after one iteration with progress (a restart then
+ * converges), after one iteration and again at the restart, and before
+ * the first iteration. Columns e1, b = 0, an exact x0 and a random b
+ * from a random x0 (k = 4): each
+ * column's reason, restarts and iterates equal its own kr_solve's, every
+ * method. */
+START_TEST(breakdowns_per_column)
+{
+    static const double B4[16] = {1, 1, -2, 1, 1, -1, 0, 0,
+                                  2, 0, -2, 0, 3, 0,  0, -3};
+    static const double W3[9] = {1, 0, 0, 0.5, 0, 1, 0.5, -1, 0};
+    static const double S2[4] = {0, 1, 1, 0};
+    static const double *const mats[3] = {B4, W3, S2};
+    static const int sizes[3] = {4, 3, 2};
+    kr_ctx *ctx = kt_cpu();
+    int broke = 0;
+    for (int t = 0; t < 3; t++)
+        for (int mi = 0; mi < 4; mi++) {
+            int32_t n = sizes[t];
+            kr_csr A;
+            kt_dense_csr(ctx, n, mats[t], &A);
+            msys s;
+            msys_make(ctx, &A, "csr", "none", 4, &s);
+            fill_rhs(&s, 17); /* then column 1 is b = e1 from x0 = 0 */
+            for (int32_t i = 0; i < n; i++) {
+                s.B[i * 4] = i == 0;
+                s.X0[i * 4] = 0.0;
+            }
+            kr_solve_options o;
+            options(&o, methods[mi]);
+            o.rtol = 1e-10;
+            o.maxit = 50;
+            kr_result res[4];
+            double X[32];
+            solve_multi(&s, s.M, s.P, &o, res, X);
+            broke += res[0].reason == KR_DIVERGED_BREAKDOWN ||
+                     res[0].breakdown_restarts > 0;
+            char what[64];
+            snprintf(what, sizeof what, "breakdown system %d %s", t,
+                     methods[mi]);
+            check_columns(&s, &o, what);
+            msys_free(&s);
+            kr_csr_free(&A);
+        }
+    ck_assert_int_ge(broke, 3); /* BiCGSTAB's three cases at least */
+    kr_ctx_destroy(ctx);
+}
+END_TEST
+
 /* ------------------------------------------- the column-by-column paths */
 
 static kr_status host_apply(void *user, const kr_vec *x, kr_vec *y)
@@ -831,6 +883,7 @@ int main(void)
     tcase_add_test(tc, columns_equal_single_generated);
     tcase_add_test(tc, columns_equal_single_threads);
     tcase_add_test(tc, columns_equal_single_shared);
+    tcase_add_test(tc, breakdowns_per_column);
     tcase_add_test(tc, column_paths_equal_single);
     tcase_add_test(tc, huge_column_equals_single);
     tcase_add_test(tc, ksp_multi_reuses_work);
