@@ -180,22 +180,27 @@ static void solve_defaults(solve_opts *o)
 
 static void print_help(void)
 {
-    printf("usage: krylov solve A.mtx [options]\n"
-           "       krylov solve --gen SPEC [options]\n\n"
-           "Solves A x = b (A square, Matrix Market .mtx or .mtx.gz) and "
-           "reports the matrix,\nthe method, iterations, the reason it "
-           "stopped, the recursive and true\nrelative residuals, the forward "
-           "error (when b = A*ones), setup and solve times.\nPETSc binary "
-           "files (MatView/VecView output) are recognised by their "
-           "content.\nEach input is read once, so it may be a pipe: '-' "
-           "is standard input (for A or -b).\nSIGINT or SIGTERM during the "
-           "solve stops it at the next iteration (reason\nINTERRUPTED): the "
-           "report is printed, nothing is written (see --save-on-interrupt),"
-           "\nexit 130; a second signal, or one outside the solve, exits 130 "
-           "at once.\n\noptions:\n");
+    printf(
+        "usage: krylov solve A.mtx [options]\n"
+        "       krylov solve --gen SPEC [options]\n\n"
+        "Solves A x = b (A square, Matrix Market .mtx or .mtx.gz) and "
+        "reports the matrix,\nthe method, iterations, the reason it "
+        "stopped, the recursive and true\nrelative residuals, the forward "
+        "error (when b = A*ones), setup and solve times.\nPETSc binary "
+        "files (MatView/VecView output) are recognised by their "
+        "content.\nEach input is read once, so it may be a pipe: '-' "
+        "is standard input (for A or -b).\nSIGINT or SIGTERM during the "
+        "solve stops it at the next iteration (reason\nINTERRUPTED): the "
+        "report is printed, nothing is written (see --save-on-interrupt),"
+        "\nexit 130; a second signal, or one outside the solve, exits 130 "
+        "at once.\nSeveral right-hand sides (-b with an n x k array, or --nrhs "
+        "k) are solved\ntogether and reported column by column.\n\n"
+        "options:\n");
     cli_solve_print_options(stdout);
-    printf("\nexample:\n  krylov solve --gen poisson3d:32 --method cg "
-           "--precond jacobi -o x.mtx\n");
+    printf(
+        "\nexamples:\n  krylov solve --gen poisson3d:32 --method cg "
+        "--precond jacobi -o x.mtx\n"
+        "  krylov solve --gen poisson3d:32 --method cg --nrhs 16 -o X.mtx\n");
 }
 
 /* Prints the context's message, naming path when the message does not. */
