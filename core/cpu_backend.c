@@ -687,21 +687,35 @@ static kr_status part_alloc(kr_ctx *ctx, size_t count, double **part)
                            count);
 }
 
-/* dots_range for m pairs of blocks: chunks of 2048 rows, each chunk's sum
- * added to out */
-static void mdots_range(int32_t lo, int32_t hi, int k, const int *cols, int nc,
-                        int m, const double *const *X, const double *const *Y,
-                        double *out)
+/* The columns' sums of m products over rows [0, n), nt threads: each
+ * thread's range in chunks of `chunk` rows, each chunk's four partial
+ * sums combined and added to the thread's sum (dots_range's order), or
+ * with chunk 0 the whole range at once (gemv_t's dot_range); then the
+ * threads' sums in order. */
+static kr_status mreduce(kr_ctx *ctx, int32_t n, int k, int m,
+                         const double *const *X, int xshared,
+                         const double *const *Y, const int *cols, int nc,
+                         int nt, int32_t chunk, double *out)
 {
-    enum { CHUNK = 2048 };
-    double acc[KR_MAX_DOTS * KR_MULTI_MAX * 4];
     size_t len = (size_t)m * (size_t)nc;
-    for (int32_t c = lo; c < hi; c += CHUNK) {
-        int32_t e = hi - c < CHUNK ? hi : c + CHUNK;
-        memset(acc, 0, len * 4 * sizeof *acc);
-        mdot4(c, e, k, cols, nc, m, X, 0, Y, acc);
-        fold4(acc, m, nc, out, 1);
-    }
+    double *buf;
+    int used = 1;
+    KR_TRY(part_alloc(ctx, (size_t)nt * len * 5, &buf));
+    double *part = buf + (size_t)nt * len * 4;
+    KR_RANGES(n, {
+        double *acc = buf + (size_t)t * len * 4;
+        int32_t step = chunk ? chunk : (hi > lo ? hi - lo : 1);
+        for (int32_t c = lo; c < hi; c += step) {
+            int32_t e = hi - c < step ? hi : c + step;
+            memset(acc, 0, len * 4 * sizeof *acc);
+            mdot4(c, e, k, cols, nc, m, X, xshared, Y, acc);
+            fold4(acc, m, nc, part + (size_t)t * len, 1);
+        }
+        if (t == 0) used = T;
+    });
+    thread_sums(part, used, len, m, nc, cols, k, out);
+    free(buf);
+    return KR_OK;
 }
 
 static kr_status cpu_mdots(kr_ctx *ctx, int32_t n, int k, int m,
@@ -712,20 +726,11 @@ static kr_status cpu_mdots(kr_ctx *ctx, int32_t n, int k, int m,
         return kr_fail(ctx, KR_ERR_ARG, "mdots: m = %d outside 1..%d", m,
                        KR_MAX_DOTS);
     int cols[KR_MULTI_MAX], nc = mask_cols(k, mask, cols);
-    int used = 1, nt = nthreads(ctx, (int64_t)n * m);
-    size_t len = (size_t)m * (size_t)nc;
-    double *part;
-    KR_TRY(part_alloc(ctx, (size_t)nt * len, &part));
-    KR_RANGES(n, {
-        mdots_range(lo, hi, k, cols, nc, m, X, Y, part + (size_t)t * len);
-        if (t == 0) used = T;
-    });
-    thread_sums(part, used, len, m, nc, cols, k, out);
-    free(part);
-    return KR_OK;
+    return mreduce(ctx, n, k, m, X, 0, Y, cols, nc,
+                   nthreads(ctx, (int64_t)n * m), 2048, out);
 }
 
-/* gemv_t for up to 64 blocks: each thread's whole range in one dot_range */
+/* gemv_t for up to 64 blocks (gemv_t's pieces) */
 static kr_status mgemv_t_piece(kr_ctx *ctx, int32_t n, int k, int nb,
                                const double *V, int64_t ldv, int shared,
                                const double *W, const int *cols, int nc,
@@ -736,20 +741,8 @@ static kr_status mgemv_t_piece(kr_ctx *ctx, int32_t n, int k, int nb,
         Vs[l] = V + (size_t)l * (size_t)ldv;
         Ws[l] = W;
     }
-    int used = 1, nt = nthreads(ctx, (int64_t)n * nb);
-    size_t len = (size_t)nb * (size_t)nc;
-    double *buf;
-    KR_TRY(part_alloc(ctx, (size_t)nt * len * 5, &buf));
-    double *part = buf + (size_t)nt * len * 4;
-    KR_RANGES(n, {
-        double *acc = buf + (size_t)t * len * 4;
-        mdot4(lo, hi, k, cols, nc, nb, Vs, shared, Ws, acc);
-        fold4(acc, nb, nc, part + (size_t)t * len, 0);
-        if (t == 0) used = T;
-    });
-    thread_sums(part, used, len, nb, nc, cols, k, h);
-    free(buf);
-    return KR_OK;
+    return mreduce(ctx, n, k, nb, Vs, shared, Ws, cols, nc,
+                   nthreads(ctx, (int64_t)n * nb), 0, h);
 }
 
 static kr_status cpu_mgemv_t(kr_ctx *ctx, int32_t n, int k, int nb,
@@ -931,10 +924,18 @@ static void fold_acc(const double *acc, int nc, double *part)
     }
 }
 
-static kr_status cpu_mxr_update(kr_ctx *ctx, int32_t n, int k, const double *a,
-                                const double *P, const double *Q, double *X,
-                                double *R, const double *d, double *Z,
-                                uint64_t mask, double *out)
+/* The arrays of one mxr_update (axpy 0) or maxpy_dots (axpy 1: x in P,
+ * y in R, w in W) */
+typedef struct upd_args {
+    int axpy;
+    const double *a, *P, *Q, *d, *W;
+    double *X, *R, *Z;
+} upd_args;
+
+/* The update over the columns, with its two sums per column and thread
+ * (out[cols[c]], out[k + cols[c]]), the threads' sums in order. */
+static kr_status update_sums(kr_ctx *ctx, int32_t n, int k, uint64_t mask,
+                             const upd_args *u, double *out)
 {
     int cols[KR_MULTI_MAX], nc = mask_cols(k, mask, cols);
     int used = 1, nt = nthreads(ctx, n);
@@ -942,7 +943,11 @@ static kr_status cpu_mxr_update(kr_ctx *ctx, int32_t n, int k, const double *a,
     KR_TRY(part_alloc(ctx, (size_t)nt * (size_t)nc * 2, &part));
     KR_RANGES(n, {
         double acc[KR_MULTI_MAX * 8] = {0};
-        mxr_range(lo, hi, k, cols, nc, a, P, Q, X, R, d, Z, acc);
+        if (u->axpy)
+            maxpy_dots_range(lo, hi, k, cols, nc, u->a, u->P, u->R, u->W, acc);
+        else
+            mxr_range(lo, hi, k, cols, nc, u->a, u->P, u->Q, u->X, u->R, u->d,
+                      u->Z, acc);
         fold_acc(acc, nc, part + (size_t)t * (size_t)nc * 2);
         if (t == 0) used = T;
     });
@@ -951,23 +956,21 @@ static kr_status cpu_mxr_update(kr_ctx *ctx, int32_t n, int k, const double *a,
     return KR_OK;
 }
 
+static kr_status cpu_mxr_update(kr_ctx *ctx, int32_t n, int k, const double *a,
+                                const double *P, const double *Q, double *X,
+                                double *R, const double *d, double *Z,
+                                uint64_t mask, double *out)
+{
+    upd_args u = {.a = a, .P = P, .Q = Q, .X = X, .R = R, .d = d, .Z = Z};
+    return update_sums(ctx, n, k, mask, &u, out);
+}
+
 static kr_status cpu_maxpy_dots(kr_ctx *ctx, int32_t n, int k, const double *a,
                                 const double *X, double *Y, const double *W,
                                 uint64_t mask, double *out)
 {
-    int cols[KR_MULTI_MAX], nc = mask_cols(k, mask, cols);
-    int used = 1, nt = nthreads(ctx, n);
-    double *part;
-    KR_TRY(part_alloc(ctx, (size_t)nt * (size_t)nc * 2, &part));
-    KR_RANGES(n, {
-        double acc[KR_MULTI_MAX * 8] = {0};
-        maxpy_dots_range(lo, hi, k, cols, nc, a, X, Y, W, acc);
-        fold_acc(acc, nc, part + (size_t)t * (size_t)nc * 2);
-        if (t == 0) used = T;
-    });
-    two_sums(part, used, nc, cols, k, out);
-    free(part);
-    return KR_OK;
+    upd_args u = {.axpy = 1, .a = a, .P = X, .R = Y, .W = W};
+    return update_sums(ctx, n, k, mask, &u, out);
 }
 
 static kr_status cpu_mpointwise(kr_ctx *ctx, int32_t n, int k, const double *d,

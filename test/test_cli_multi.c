@@ -9,30 +9,17 @@
 #include "testutil.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 typedef kt_output run_out;
 
-static run_out krylov(const char *io_dir, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    run_out r = kt_vcommand("", kt_krylov_bin(), io_dir, fmt, ap);
-    va_end(ap);
-    return r;
-}
+/* krylov ARGS (printf-style), output captured in files of dir */
+#define krylov(dir, ...) kt_command("", kt_krylov_bin(), dir, __VA_ARGS__)
 
-static const char *scratch_dir(void)
-{
-    static char dirs[32][64];
-    static int n;
-    ck_assert(n < 32);
-    snprintf(dirs[n], sizeof dirs[0], "%s", kt_tmpdir());
-    return dirs[n++];
-}
+/* A fresh folder into buf (kt_tmpdir reuses its buffer) */
+#define FRESH_DIR(buf) snprintf(buf, sizeof buf, "%s", kt_tmpdir())
 
 /* An n x k array file of seeded values into dir/name; its columns also
  * as n x 1 files name.1, name.2, ... */
@@ -84,7 +71,8 @@ static int report_iterations(const char *text)
 START_TEST(rhs_block_equals_single_solves)
 {
     static const char *const methods[] = {"cg", "gmres", "idr", "bicgstab"};
-    const char *dir = scratch_dir();
+    char dir[128];
+    FRESH_DIR(dir);
     char B[512], x[512];
     snprintf(B, sizeof B, "%s", write_block(dir, "B.mtx", 144, 4, 3));
     snprintf(x, sizeof x, "%s/X.mtx", dir);
@@ -124,7 +112,8 @@ END_TEST
  * a line per column. */
 START_TEST(nrhs_reports_forward_errors)
 {
-    const char *dir = scratch_dir();
+    char dir[128];
+    FRESH_DIR(dir);
     run_out r = krylov(dir, "solve --gen poisson2d:16 --method cg --nrhs 5 "
                             "--rhs-seed 42 --device cpu --json");
     ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
@@ -151,7 +140,8 @@ END_TEST
 /* -b n x 1 keeps the single solve's report (no "columns"). */
 START_TEST(one_column_keeps_single_report)
 {
-    const char *dir = scratch_dir();
+    char dir[128];
+    FRESH_DIR(dir);
     const char *b = write_block(dir, "b.mtx", 144, 1, 5);
     run_out r = krylov(dir, "solve --gen poisson2d:12 -b %s --json", b);
     ck_assert_msg(r.rc == 0, "rc %d: %s", r.rc, r.err);
@@ -166,7 +156,8 @@ END_TEST
  * names the file and the line, no output file. */
 START_TEST(bad_rhs_block_exit_3)
 {
-    const char *dir = scratch_dir();
+    char dir[128];
+    FRESH_DIR(dir);
     char x[512];
     snprintf(x, sizeof x, "%s/X.mtx", dir);
     const char *wrong = kt_write_file(dir, "wrong.mtx",
@@ -198,7 +189,8 @@ END_TEST
  * columns, -o .bin with k columns, --nrhs out of range. */
 START_TEST(multi_usage_errors_exit_2)
 {
-    const char *dir = scratch_dir();
+    char dir[128];
+    FRESH_DIR(dir);
     const char *B = write_block(dir, "B.mtx", 25, 2, 1);
     static const char *const args[] = {
         "-b %s --nrhs 2", "-b %s --history h.csv", "-b %s --monitor",
@@ -217,7 +209,8 @@ END_TEST
  * column took its single solve's iterations, both times are positive. */
 START_TEST(bench_solve_nrhs)
 {
-    const char *dir = scratch_dir();
+    char dir[128];
+    FRESH_DIR(dir);
     char json[512];
     snprintf(json, sizeof json, "%s/b.json", dir);
     run_out r = krylov(dir,
