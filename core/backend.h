@@ -38,6 +38,9 @@ static inline KR_HOST_DEVICE double kr_hash_uniform(uint64_t seed, int64_t i)
 /* Largest number of dot products fused into one pass by `dots`. */
 #define KR_MAX_DOTS 4
 
+/* Most columns a multi-column op takes (a column mask is 64 bits). */
+#define KR_MULTI_MAX KR_MULTI_MAX_COLUMNS
+
 /* Iterations a method may run on the device between two readbacks. */
 #define KR_BATCH_MAX 16
 
@@ -550,6 +553,58 @@ typedef struct kr_backend_ops {
      * measured with events on the device (CUDA) or a wall clock (CPU). */
     kr_status (*time_runs)(kr_ctx *ctx, kr_status (*fn)(void *arg), void *arg,
                            int reps, double *times);
+
+    /* ---- several right-hand sides (issue 19): blocks of k columns ----
+     * A block is n x k row-major (entry (i, j) at i*k + j), 1 <= k <=
+     * KR_MULTI_MAX. Bit j of `mask` set: column j takes part; the others
+     * are neither written nor counted (their outputs are left as they
+     * were). Per-column scalars are host arrays of k entries. On the CPU,
+     * column j of every result is bit for bit what the single-vector op
+     * named after "as" gives on column j (the same thread partition and
+     * order of sums), so a multi-column solve repeats the single solves'
+     * iterates; the GPU's sums may round differently.
+     * mdots: out[p*k + j] = X[p](:,j) . Y[p](:,j), p < m <= KR_MAX_DOTS,
+     * as dots(n, m, ...) */
+    kr_status (*mdots)(kr_ctx *ctx, int32_t n, int k, int m,
+                       const double *const *X, const double *const *Y,
+                       uint64_t mask, double *out);
+    /* Y(:,j) = a[j] X(:,j) + b[j] Y(:,j), as axpby (b[j] == 0 overwrites) */
+    kr_status (*maxpby)(kr_ctx *ctx, int32_t n, int k, const double *a,
+                        const double *X, const double *b, double *Y,
+                        uint64_t mask);
+    /* Z(:,j) = a[j] X + b[j] Y + c[j] Z, as axpbypcz */
+    kr_status (*maxpbypcz)(kr_ctx *ctx, int32_t n, int k, const double *a,
+                           const double *X, const double *b, const double *Y,
+                           const double *c, double *Z, uint64_t mask);
+    /* xr_update per column with a[j]; d (n entries, shared by the columns)
+     * or NULL; out[j] = r.z, out[k + j] = r.r */
+    kr_status (*mxr_update)(kr_ctx *ctx, int32_t n, int k, const double *a,
+                            const double *P, const double *Q, double *X,
+                            double *R, const double *d, double *Z,
+                            uint64_t mask, double *out);
+    /* axpy_dots per column: Y += a[j] X, out[j] = y.y and, with W,
+     * out[k + j] = w.y */
+    kr_status (*maxpy_dots)(kr_ctx *ctx, int32_t n, int k, const double *a,
+                            const double *X, double *Y, const double *W,
+                            uint64_t mask, double *out);
+    /* h[l*k + j] = V_l(:,j) . W(:,j), l < nb, V_l = V + l*ldv: an n x k
+     * block, or with `shared` one vector of n entries for every column
+     * (IDR's shadow space); as gemv_t */
+    kr_status (*mgemv_t)(kr_ctx *ctx, int32_t n, int k, int nb, const double *V,
+                         int64_t ldv, int shared, const double *W,
+                         uint64_t mask, double *h);
+    /* W(:,j) += alpha * sum_l V_l(:,j) h[l*k + j], V_l = V + l*ldv n x k
+     * blocks, h on the host; as gemv_n */
+    kr_status (*mgemv_n)(kr_ctx *ctx, int32_t n, int k, int nb, const double *V,
+                         int64_t ldv, const double *h, double alpha, double *W,
+                         uint64_t mask);
+    /* Y(i,j) = d[i] X(i,j) for every column (Jacobi over k columns) */
+    kr_status (*mpointwise)(kr_ctx *ctx, int32_t n, int k, const double *d,
+                            const double *X, double *Y);
+    /* column j of a block: x = X(:,j) (to_block 0) or X(:,j) = x (1) */
+    kr_status (*mcolumn)(kr_ctx *ctx, int32_t n, int k, int j, double *X,
+                         double *x, int to_block);
+    /* ---- end of the several-right-hand-sides ops ---- */
 } kr_backend_ops;
 
 /* The CPU kernels (core/cpu_backend.c). */

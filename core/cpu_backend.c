@@ -683,6 +683,424 @@ static kr_status cpu_time_runs(kr_ctx *ctx, kr_status (*fn)(void *arg),
     return KR_OK;
 }
 
+/* ==== several right-hand sides (issue 19): the multi-column ops ====
+ * Each op's column j is what the single-vector op gives on column j: the
+ * same thread count for the same n, each thread's range of rows summed
+ * into four interleaved partial sums (row lo + 4q + u into sum u, the
+ * rows after the last full group of four into sum 0), the sums combined
+ * as ((s0 + s1) + (s2 + s3)), then the threads' sums in thread order. */
+
+/* The columns set in mask (below k), in order. */
+static int mask_cols(int k, uint64_t mask, int *cols)
+{
+    int nc = 0;
+    for (int j = 0; j < k; j++)
+        if (mask >> j & 1) cols[nc++] = j;
+    return nc;
+}
+
+/* ((s0 + s1) + (s2 + s3)) of four partial sums `stride` apart */
+static double sum4(const double *s, size_t stride)
+{
+    return (s[0] + s[stride]) + (s[2 * stride] + s[3 * stride]);
+}
+
+/* The loops below take cols == NULL for "every column" (j = c), which
+ * they are compiled for separately (always inlined into a call with a
+ * constant NULL) so that the common case runs without the indirection
+ * and vectorises across the contiguous columns of a row. */
+#define KR_INLINE static inline __attribute__((always_inline))
+#define COL(cols, c) ((cols) ? (cols)[c] : (c))
+
+/* The partial sum that row i of [lo, hi) adds into (dot_range's order). */
+static int lane_of(int32_t i, int32_t lo, int32_t full)
+{
+    return i < full ? (int)((i - lo) & 3) : 0;
+}
+
+/* acc[((p*4 + u)*nc + c] += X[p](i, j) Y[p](i, j) over rows [lo, hi),
+ * for the columns j = COL(cols, c); X[p] is one vector shared by every
+ * column when xshared. */
+KR_INLINE void mdot4_impl(int32_t lo, int32_t hi, int k, const int *cols,
+                          int nc, int m, const double *const *X, int xshared,
+                          const double *const *Y, double *acc)
+{
+    int32_t full = lo + (hi - lo) / 4 * 4;
+    for (int32_t i = lo; i < hi; i++) {
+        int u = lane_of(i, lo, full);
+        size_t row = (size_t)i * (size_t)k;
+        for (int p = 0; p < m; p++) {
+            const double *y = Y[p] + row, *x = X[p] + row;
+            double *a = acc + ((size_t)p * 4 + (size_t)u) * (size_t)nc;
+            if (xshared) {
+                double xv = X[p][i];
+                for (int c = 0; c < nc; c++)
+                    a[c] += xv * y[COL(cols, c)];
+            } else {
+                for (int c = 0; c < nc; c++)
+                    a[c] += x[COL(cols, c)] * y[COL(cols, c)];
+            }
+        }
+    }
+}
+
+static void mdot4(int32_t lo, int32_t hi, int k, const int *cols, int nc, int m,
+                  const double *const *X, int xshared, const double *const *Y,
+                  double *acc)
+{
+    if (nc == k)
+        mdot4_impl(lo, hi, k, NULL, nc, m, X, xshared, Y, acc);
+    else
+        mdot4_impl(lo, hi, k, cols, nc, m, X, xshared, Y, acc);
+}
+
+/* out[p*nc + c] (+)= the four sums of (p, c) in acc (mdot4's layout) */
+static void fold4(const double *acc, int m, int nc, double *out, int add)
+{
+    for (int p = 0; p < m; p++)
+        for (int c = 0; c < nc; c++) {
+            double v =
+                sum4(acc + (size_t)p * 4 * (size_t)nc + (size_t)c, (size_t)nc);
+            double *o = out + (size_t)p * (size_t)nc + (size_t)c;
+            *o = add ? *o + v : v;
+        }
+}
+
+/* Per-thread sums in thread order into out[p*k + cols[c]]. */
+static void thread_sums(const double *part, int used, size_t len, int m, int nc,
+                        const int *cols, int k, double *out)
+{
+    for (int p = 0; p < m; p++)
+        for (int c = 0; c < nc; c++) {
+            double s = 0.0;
+            for (int t = 0; t < used; t++)
+                s += part[(size_t)t * len + (size_t)p * (size_t)nc + c];
+            out[(size_t)p * (size_t)k + (size_t)cols[c]] = s;
+        }
+}
+
+static kr_status part_alloc(kr_ctx *ctx, size_t count, double **part)
+{
+    *part = calloc(count + 1, sizeof **part);
+    return *part ? KR_OK
+                 : kr_fail(ctx, KR_ERR_NOMEM, "out of host memory (%zu sums)",
+                           count);
+}
+
+/* The columns' sums of m products over rows [0, n), nt threads: each
+ * thread's range in chunks of `chunk` rows, each chunk's four partial
+ * sums combined and added to the thread's sum (dots_range's order), or
+ * with chunk 0 the whole range at once (gemv_t's dot_range); then the
+ * threads' sums in order. */
+static kr_status mreduce(kr_ctx *ctx, int32_t n, int k, int m,
+                         const double *const *X, int xshared,
+                         const double *const *Y, const int *cols, int nc,
+                         int nt, int32_t chunk, double *out)
+{
+    size_t len = (size_t)m * (size_t)nc;
+    double *buf;
+    int used = 1;
+    KR_TRY(part_alloc(ctx, (size_t)nt * len * 5, &buf));
+    double *part = buf + (size_t)nt * len * 4;
+    KR_RANGES(n, {
+        double *acc = buf + (size_t)t * len * 4;
+        int32_t step = chunk ? chunk : (hi > lo ? hi - lo : 1);
+        for (int32_t c = lo; c < hi; c += step) {
+            int32_t e = hi - c < step ? hi : c + step;
+            memset(acc, 0, len * 4 * sizeof *acc);
+            mdot4(c, e, k, cols, nc, m, X, xshared, Y, acc);
+            fold4(acc, m, nc, part + (size_t)t * len, 1);
+        }
+        if (t == 0) used = T;
+    });
+    thread_sums(part, used, len, m, nc, cols, k, out);
+    free(buf);
+    return KR_OK;
+}
+
+static kr_status cpu_mdots(kr_ctx *ctx, int32_t n, int k, int m,
+                           const double *const *X, const double *const *Y,
+                           uint64_t mask, double *out)
+{
+    if (m < 1 || m > KR_MAX_DOTS)
+        return kr_fail(ctx, KR_ERR_ARG, "mdots: m = %d outside 1..%d", m,
+                       KR_MAX_DOTS);
+    int cols[KR_MULTI_MAX], nc = mask_cols(k, mask, cols);
+    return mreduce(ctx, n, k, m, X, 0, Y, cols, nc,
+                   nthreads(ctx, (int64_t)n * m), 2048, out);
+}
+
+/* gemv_t for up to 64 blocks (gemv_t's pieces) */
+static kr_status mgemv_t_piece(kr_ctx *ctx, int32_t n, int k, int nb,
+                               const double *V, int64_t ldv, int shared,
+                               const double *W, const int *cols, int nc,
+                               double *h)
+{
+    const double *Vs[64], *Ws[64];
+    for (int l = 0; l < nb; l++) {
+        Vs[l] = V + (size_t)l * (size_t)ldv;
+        Ws[l] = W;
+    }
+    return mreduce(ctx, n, k, nb, Vs, shared, Ws, cols, nc,
+                   nthreads(ctx, (int64_t)n * nb), 0, h);
+}
+
+static kr_status cpu_mgemv_t(kr_ctx *ctx, int32_t n, int k, int nb,
+                             const double *V, int64_t ldv, int shared,
+                             const double *W, uint64_t mask, double *h)
+{
+    int cols[KR_MULTI_MAX], nc = mask_cols(k, mask, cols);
+    for (int l0 = 0; l0 < nb; l0 += 64) { /* gemv_t's pieces */
+        int piece = nb - l0 < 64 ? nb - l0 : 64;
+        KR_TRY(mgemv_t_piece(ctx, n, k, piece, V + (size_t)l0 * (size_t)ldv,
+                             ldv, shared, W, cols, nc,
+                             h + (size_t)l0 * (size_t)k));
+    }
+    return KR_OK;
+}
+
+static kr_status cpu_mgemv_n(kr_ctx *ctx, int32_t n, int k, int nb,
+                             const double *V, int64_t ldv, const double *h,
+                             double alpha, double *W, uint64_t mask)
+{
+    int cols[KR_MULTI_MAX], nc = mask_cols(k, mask, cols);
+    int nt = nthreads(ctx, (int64_t)n * nb * nc);
+    KR_RANGES(n, {
+        for (int32_t i = lo; i < hi; i++)
+            for (int c = 0; c < nc; c++) {
+                size_t e = (size_t)i * (size_t)k + (size_t)cols[c];
+                double s = 0.0;
+                for (int l = 0; l < nb; l++)
+                    s += V[(size_t)l * (size_t)ldv + e] *
+                         h[(size_t)l * (size_t)k + (size_t)cols[c]];
+                W[e] += alpha * s;
+            }
+    });
+    return KR_OK;
+}
+
+KR_INLINE void maxpby_rows(int32_t lo, int32_t hi, int k, const int *cols,
+                           int nc, const double *restrict a,
+                           const double *restrict X, const double *restrict b,
+                           double *restrict Y)
+{
+    for (int32_t i = lo; i < hi; i++)
+        for (int c = 0; c < nc; c++) {
+            int j = COL(cols, c);
+            size_t e = (size_t)i * (size_t)k + (size_t)j;
+            Y[e] = b[j] == 0.0 ? a[j] * X[e] : a[j] * X[e] + b[j] * Y[e];
+        }
+}
+
+static void maxpby_range(int32_t lo, int32_t hi, int k, const int *cols, int nc,
+                         const double *a, const double *X, const double *b,
+                         double *Y)
+{
+    if (nc == k && X != Y)
+        maxpby_rows(lo, hi, k, NULL, nc, a, X, b, Y);
+    else /* X == Y (scaling in place): no restrict */
+        for (int32_t i = lo; i < hi; i++)
+            for (int c = 0; c < nc; c++) {
+                int j = cols[c];
+                size_t e = (size_t)i * (size_t)k + (size_t)j;
+                Y[e] = b[j] == 0.0 ? a[j] * X[e] : a[j] * X[e] + b[j] * Y[e];
+            }
+}
+
+static kr_status cpu_maxpby(kr_ctx *ctx, int32_t n, int k, const double *a,
+                            const double *X, const double *b, double *Y,
+                            uint64_t mask)
+{
+    int cols[KR_MULTI_MAX], nc = mask_cols(k, mask, cols);
+    int nt = nthreads(ctx, (int64_t)n * nc);
+    KR_RANGES(n, maxpby_range(lo, hi, k, cols, nc, a, X, b, Y));
+    return KR_OK;
+}
+
+static kr_status cpu_maxpbypcz(kr_ctx *ctx, int32_t n, int k, const double *a,
+                               const double *X, const double *b,
+                               const double *Y, const double *c, double *Z,
+                               uint64_t mask)
+{
+    int cols[KR_MULTI_MAX], nc = mask_cols(k, mask, cols);
+    int nt = nthreads(ctx, (int64_t)n * nc);
+    KR_RANGES(n, {
+        for (int32_t i = lo; i < hi; i++)
+            for (int q = 0; q < nc; q++) {
+                int j = cols[q];
+                size_t e = (size_t)i * (size_t)k + (size_t)j;
+                Z[e] = c[j] == 0.0 ? a[j] * X[e] + b[j] * Y[e]
+                                   : a[j] * X[e] + b[j] * Y[e] + c[j] * Z[e];
+            }
+    });
+    return KR_OK;
+}
+
+/* xr_update_range over the columns COL(cols, c); acc[u*nc + c] r.z,
+ * acc[(4 + u)*nc + c] r.r (with d NULL, r.z is r.r) */
+KR_INLINE void mxr_impl(int32_t lo, int32_t hi, int k, const int *cols, int nc,
+                        const double *restrict a, const double *restrict P,
+                        const double *restrict Q, double *restrict X,
+                        double *restrict R, const double *restrict d,
+                        double *restrict Z, double *restrict acc)
+{
+    int32_t full = lo + (hi - lo) / 4 * 4;
+    for (int32_t i = lo; i < hi; i++) {
+        int u = lane_of(i, lo, full);
+        size_t row = (size_t)i * (size_t)k;
+        double *rz = acc + (size_t)u * nc, *rr = acc + (size_t)(4 + u) * nc;
+        double di = d ? d[i] : 1.0;
+        for (int c = 0; c < nc; c++) {
+            int j = COL(cols, c);
+            size_t e = row + (size_t)j;
+            X[e] += a[j] * P[e];
+            double ri = R[e] - a[j] * Q[e], zi = ri;
+            R[e] = ri;
+            if (d) {
+                zi = di * ri;
+                Z[e] = zi;
+            }
+            rz[c] += ri * zi;
+            rr[c] += ri * ri;
+        }
+    }
+}
+
+static void mxr_range(int32_t lo, int32_t hi, int k, const int *cols, int nc,
+                      const double *a, const double *P, const double *Q,
+                      double *X, double *R, const double *d, double *Z,
+                      double *acc)
+{
+    if (nc == k && d)
+        mxr_impl(lo, hi, k, NULL, nc, a, P, Q, X, R, d, Z, acc);
+    else if (nc == k)
+        mxr_impl(lo, hi, k, NULL, nc, a, P, Q, X, R, NULL, NULL, acc);
+    else
+        mxr_impl(lo, hi, k, cols, nc, a, P, Q, X, R, d, Z, acc);
+}
+
+/* axpy_dots_range over the listed columns; acc[u*nc + c] y.y,
+ * acc[(4 + u)*nc + c] w.y */
+static void maxpy_dots_range(int32_t lo, int32_t hi, int k, const int *cols,
+                             int nc, const double *a, const double *X,
+                             double *Y, const double *W, double *acc)
+{
+    int32_t full = lo + (hi - lo) / 4 * 4;
+    for (int32_t i = lo; i < hi; i++) {
+        int u = lane_of(i, lo, full);
+        double *yy = acc + (size_t)u * nc, *wy = acc + (size_t)(4 + u) * nc;
+        for (int c = 0; c < nc; c++) {
+            size_t e = (size_t)i * (size_t)k + (size_t)cols[c];
+            double yi = Y[e] + a[cols[c]] * X[e];
+            Y[e] = yi;
+            yy[c] += yi * yi;
+            if (W) wy[c] += W[e] * yi;
+        }
+    }
+}
+
+/* The two sums per column of mxr_range / maxpy_dots_range, thread by
+ * thread: out[cols[c]] and out[k + cols[c]]. */
+static void two_sums(const double *part, int used, int nc, const int *cols,
+                     int k, double *out)
+{
+    for (int c = 0; c < nc; c++) {
+        double s0 = 0.0, s1 = 0.0;
+        for (int t = 0; t < used; t++) {
+            s0 += part[((size_t)t * (size_t)nc + (size_t)c) * 2];
+            s1 += part[((size_t)t * (size_t)nc + (size_t)c) * 2 + 1];
+        }
+        out[cols[c]] = s0;
+        out[k + cols[c]] = s1;
+    }
+}
+
+/* the per-thread reduction of acc (two groups of four sums) into part */
+static void fold_acc(const double *acc, int nc, double *part)
+{
+    for (int c = 0; c < nc; c++) {
+        part[2 * c] = sum4(acc + c, (size_t)nc);
+        part[2 * c + 1] = sum4(acc + 4 * (size_t)nc + c, (size_t)nc);
+    }
+}
+
+/* The arrays of one mxr_update (axpy 0) or maxpy_dots (axpy 1: x in P,
+ * y in R, w in W) */
+typedef struct upd_args {
+    int axpy;
+    const double *a, *P, *Q, *d, *W;
+    double *X, *R, *Z;
+} upd_args;
+
+/* The update over the columns, with its two sums per column and thread
+ * (out[cols[c]], out[k + cols[c]]), the threads' sums in order. */
+static kr_status update_sums(kr_ctx *ctx, int32_t n, int k, uint64_t mask,
+                             const upd_args *u, double *out)
+{
+    int cols[KR_MULTI_MAX], nc = mask_cols(k, mask, cols);
+    int used = 1, nt = nthreads(ctx, n);
+    double *part;
+    KR_TRY(part_alloc(ctx, (size_t)nt * (size_t)nc * 2, &part));
+    KR_RANGES(n, {
+        double acc[KR_MULTI_MAX * 8] = {0};
+        if (u->axpy)
+            maxpy_dots_range(lo, hi, k, cols, nc, u->a, u->P, u->R, u->W, acc);
+        else
+            mxr_range(lo, hi, k, cols, nc, u->a, u->P, u->Q, u->X, u->R, u->d,
+                      u->Z, acc);
+        fold_acc(acc, nc, part + (size_t)t * (size_t)nc * 2);
+        if (t == 0) used = T;
+    });
+    two_sums(part, used, nc, cols, k, out);
+    free(part);
+    return KR_OK;
+}
+
+static kr_status cpu_mxr_update(kr_ctx *ctx, int32_t n, int k, const double *a,
+                                const double *P, const double *Q, double *X,
+                                double *R, const double *d, double *Z,
+                                uint64_t mask, double *out)
+{
+    upd_args u = {.a = a, .P = P, .Q = Q, .X = X, .R = R, .d = d, .Z = Z};
+    return update_sums(ctx, n, k, mask, &u, out);
+}
+
+static kr_status cpu_maxpy_dots(kr_ctx *ctx, int32_t n, int k, const double *a,
+                                const double *X, double *Y, const double *W,
+                                uint64_t mask, double *out)
+{
+    upd_args u = {.axpy = 1, .a = a, .P = X, .R = Y, .W = W};
+    return update_sums(ctx, n, k, mask, &u, out);
+}
+
+static kr_status cpu_mpointwise(kr_ctx *ctx, int32_t n, int k, const double *d,
+                                const double *X, double *Y)
+{
+    int nt = nthreads(ctx, (int64_t)n * k);
+    KR_RANGES(n, {
+        for (int32_t i = lo; i < hi; i++)
+            for (int j = 0; j < k; j++)
+                Y[(size_t)i * (size_t)k + (size_t)j] =
+                    d[i] * X[(size_t)i * (size_t)k + (size_t)j];
+    });
+    return KR_OK;
+}
+
+static kr_status cpu_mcolumn(kr_ctx *ctx, int32_t n, int k, int j, double *X,
+                             double *x, int to_block)
+{
+    (void)ctx;
+    for (int32_t i = 0; i < n; i++) {
+        double *e = X + (size_t)i * (size_t)k + (size_t)j;
+        if (to_block)
+            *e = x[i];
+        else
+            x[i] = *e;
+    }
+    return KR_OK;
+}
+/* ==== end of the several-right-hand-sides ops ==== */
+
 static const kr_backend_ops cpu_ops = {
     .name = "cpu",
     .alloc = cpu_alloc,
@@ -727,6 +1145,16 @@ static const kr_backend_ops cpu_ops = {
     .replay_free = cpu_replay_free,
     .fill_random = cpu_fill_random,
     .time_runs = cpu_time_runs,
+    /* several right-hand sides (issue 19) */
+    .mdots = cpu_mdots,
+    .maxpby = cpu_maxpby,
+    .maxpbypcz = cpu_maxpbypcz,
+    .mxr_update = cpu_mxr_update,
+    .maxpy_dots = cpu_maxpy_dots,
+    .mgemv_t = cpu_mgemv_t,
+    .mgemv_n = cpu_mgemv_n,
+    .mpointwise = cpu_mpointwise,
+    .mcolumn = cpu_mcolumn,
 };
 
 const kr_backend_ops *kr_cpu_backend(void) { return &cpu_ops; }

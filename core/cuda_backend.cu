@@ -1375,6 +1375,279 @@ static kr_status cu_time_runs(kr_ctx *ctx, kr_status (*fn)(void *arg),
     return st;
 }
 
+/* ==== several right-hand sides (issue 19): the multi-column ops ====
+ * Kept simple (first GPU run pending): element-wise kernels with one
+ * thread per block entry e (row e / k, column e % k) skipping the columns
+ * outside the mask; reductions with one grid row (blockIdx.y) per
+ * (pair, column), each block summing a grid-stride share of the rows in
+ * a fixed order, then k_dots_final adding the blocks' sums per result.
+ * Per-column scalars travel as kernel arguments (mcoef, 1.5 KB). */
+
+struct mcoef {
+    double a[KR_MULTI_MAX], b[KR_MULTI_MAX], c[KR_MULTI_MAX];
+};
+
+static mcoef make_coef(int k, const double *a, const double *b, const double *c)
+{
+    mcoef m;
+    memset(&m, 0, sizeof m);
+    for (int j = 0; j < k; j++) {
+        m.a[j] = a ? a[j] : 0.0;
+        m.b[j] = b ? b[j] : 0.0;
+        m.c[j] = c ? c[j] : 0.0;
+    }
+    return m;
+}
+
+#define MCOL_SKIP(e, k, mask)                                                  \
+    int j = (int)((e) % (k));                                                  \
+    if (!((mask) >> j & 1)) continue
+
+/* Y = a X + b Y per column; b == 0 overwrites */
+__global__ void k_maxpby(int64_t nk, int k, mcoef m, const double *X, double *Y,
+                         uint64_t mask)
+{
+    GRID_STRIDE(e, nk)
+    {
+        MCOL_SKIP(e, k, mask);
+        Y[e] = m.b[j] == 0.0 ? m.a[j] * X[e] : m.a[j] * X[e] + m.b[j] * Y[e];
+    }
+}
+
+/* Z = a X + b Y + c Z per column; c == 0 overwrites */
+__global__ void k_maxpbypcz(int64_t nk, int k, mcoef m, const double *X,
+                            const double *Y, double *Z, uint64_t mask)
+{
+    GRID_STRIDE(e, nk)
+    {
+        MCOL_SKIP(e, k, mask);
+        double t = m.a[j] * X[e] + m.b[j] * Y[e];
+        Z[e] = m.c[j] == 0.0 ? t : t + m.c[j] * Z[e];
+    }
+}
+
+/* X += a P; R -= a Q; Z = d .* R (d NULL: no Z) per column */
+__global__ void k_mxr(int64_t nk, int k, mcoef m, const double *P,
+                      const double *Q, double *X, double *R, const double *d,
+                      double *Z, uint64_t mask)
+{
+    GRID_STRIDE(e, nk)
+    {
+        MCOL_SKIP(e, k, mask);
+        X[e] += m.a[j] * P[e];
+        double ri = R[e] - m.a[j] * Q[e];
+        R[e] = ri;
+        if (d) Z[e] = d[e / k] * ri;
+    }
+}
+
+/* W += sum_l V_l h[l*k + j] (h in device memory, scaled by alpha) */
+__global__ void k_mgemv_n(int64_t nk, int k, int nb, const double *V,
+                          int64_t ldv, const double *h, double *W,
+                          uint64_t mask)
+{
+    GRID_STRIDE(e, nk)
+    {
+        MCOL_SKIP(e, k, mask);
+        double s = 0.0;
+        for (int l = 0; l < nb; l++)
+            s += V[l * ldv + e] * h[l * k + j];
+        W[e] += s;
+    }
+}
+
+__global__ void k_mpointwise(int64_t nk, int k, const double *d,
+                             const double *X, double *Y)
+{
+    GRID_STRIDE(e, nk) Y[e] = d[e / k] * X[e];
+}
+
+__global__ void k_mcolumn(int32_t n, int k, int j, double *X, double *x,
+                          int to_block)
+{
+    GRID_STRIDE(i, n)
+    {
+        if (to_block)
+            X[i * k + j] = x[i];
+        else
+            x[i] = X[i * k + j];
+    }
+}
+
+/* Up to MPAIRS products per launch: pair p's x(i, j) is x[p][i*xrow +
+ * j*xcol] (xrow = k, xcol = 1 for a block; 1, 0 for a shared vector), its
+ * y(i, j) y[p][i*k + j]. */
+#define MPAIRS 8
+struct mpairs {
+    const double *x[MPAIRS];
+    const double *y[MPAIRS];
+};
+
+/* partial[r*gridDim.x + blockIdx.x], r = blockIdx.y = p*k + j: the
+ * block's share of pair p's column-j product (0 for a column outside
+ * the mask) */
+__global__ void k_mdots_partial(int32_t n, int k, mpairs pr, int xrow, int xcol,
+                                uint64_t mask, double *partial)
+{
+    __shared__ double sh[BLOCK / 32];
+    int r = blockIdx.y, p = r / k, j = r % k;
+    double s = 0.0;
+    if (mask >> j & 1)
+        for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
+             i += (int64_t)gridDim.x * blockDim.x)
+            s += pr.x[p][i * xrow + (int64_t)j * xcol] * pr.y[p][i * k + j];
+    s = block_sum(s, sh);
+    if (threadIdx.x == 0) partial[(size_t)r * gridDim.x + blockIdx.x] = s;
+}
+
+/* Scratch layout for the multi ops: results, partial sums, coefficients */
+#define MSCR_PARTIAL 1024
+#define MSCR_COEF 40960
+#define MSCR_COEF_LEN 16384
+#define MRED_BLOCKS 64
+
+/* out[p*k + j] for the np <= MPAIRS pairs of pr and the columns of mask */
+static kr_status mreduce(kr_ctx *ctx, int32_t n, int k, int np,
+                         const mpairs *pr, int shared, uint64_t mask,
+                         double *out)
+{
+    kr_cuda_state *st = kr_cuda(ctx);
+    int nb = kr_grid(n, BLOCK), nr = np * k;
+    if (nb > MRED_BLOCKS) nb = MRED_BLOCKS;
+    double *partial = st->d_scratch + MSCR_PARTIAL, res[MPAIRS * KR_MULTI_MAX];
+    dim3 grid(nb, nr);
+    k_mdots_partial<<<grid, BLOCK, 0, st->stream>>>(
+        n, k, *pr, shared ? 1 : k, shared ? 0 : 1, mask, partial);
+    KR_LAUNCH_CHECK(ctx);
+    k_dots_final<<<nr, BLOCK, 0, st->stream>>>(nb, partial, st->d_scratch);
+    KR_LAUNCH_CHECK(ctx);
+    KR_TRY(cu_download(ctx, res, st->d_scratch, (size_t)nr * sizeof(double)));
+    for (int p = 0; p < np; p++)
+        for (int j = 0; j < k; j++)
+            if (mask >> j & 1) out[p * k + j] = res[p * k + j];
+    return KR_OK;
+}
+
+static kr_status cu_mdots(kr_ctx *ctx, int32_t n, int k, int m,
+                          const double *const *X, const double *const *Y,
+                          uint64_t mask, double *out)
+{
+    if (m < 1 || m > KR_MAX_DOTS)
+        return kr_fail(ctx, KR_ERR_ARG, "mdots: m = %d outside 1..%d", m,
+                       KR_MAX_DOTS);
+    mpairs pr;
+    memset(&pr, 0, sizeof pr);
+    for (int p = 0; p < m; p++) {
+        pr.x[p] = X[p];
+        pr.y[p] = Y[p];
+    }
+    return mreduce(ctx, n, k, m, &pr, 0, mask, out);
+}
+
+static kr_status cu_mgemv_t(kr_ctx *ctx, int32_t n, int k, int nb,
+                            const double *V, int64_t ldv, int shared,
+                            const double *W, uint64_t mask, double *h)
+{
+    for (int l0 = 0; l0 < nb; l0 += MPAIRS) {
+        int np = nb - l0 < MPAIRS ? nb - l0 : MPAIRS;
+        mpairs pr;
+        memset(&pr, 0, sizeof pr);
+        for (int p = 0; p < np; p++) {
+            pr.x[p] = V + (int64_t)(l0 + p) * ldv;
+            pr.y[p] = W;
+        }
+        KR_TRY(mreduce(ctx, n, k, np, &pr, shared, mask, h + (size_t)l0 * k));
+    }
+    return KR_OK;
+}
+
+#define MLAUNCH(ctx, nk, kernel, ...)                                          \
+    do {                                                                       \
+        if ((nk) > 0)                                                          \
+            kernel<<<kr_grid(nk, BLOCK), BLOCK, 0, kr_cuda(ctx)->stream>>>(    \
+                __VA_ARGS__);                                                  \
+        KR_LAUNCH_CHECK(ctx);                                                  \
+    } while (0)
+
+static kr_status cu_mgemv_n(kr_ctx *ctx, int32_t n, int k, int nb,
+                            const double *V, int64_t ldv, const double *h,
+                            double alpha, double *W, uint64_t mask)
+{
+    kr_cuda_state *st = kr_cuda(ctx);
+    int64_t nk = (int64_t)n * k;
+    int per = MSCR_COEF_LEN / k; /* blocks whose coefficients fit */
+    double hs[MSCR_COEF_LEN];
+    for (int l0 = 0; l0 < nb; l0 += per) {
+        int cnt = nb - l0 < per ? nb - l0 : per;
+        for (int e = 0; e < cnt * k; e++)
+            hs[e] = alpha * h[(size_t)l0 * k + e];
+        double *dh = st->d_scratch + MSCR_COEF;
+        KR_TRY(cu_upload(ctx, dh, hs, (size_t)cnt * k * sizeof(double)));
+        MLAUNCH(ctx, nk, k_mgemv_n, nk, k, cnt, V + l0 * ldv, ldv, dh, W, mask);
+    }
+    return KR_OK;
+}
+
+static kr_status cu_maxpby(kr_ctx *ctx, int32_t n, int k, const double *a,
+                           const double *X, const double *b, double *Y,
+                           uint64_t mask)
+{
+    int64_t nk = (int64_t)n * k;
+    MLAUNCH(ctx, nk, k_maxpby, nk, k, make_coef(k, a, b, NULL), X, Y, mask);
+    return KR_OK;
+}
+
+static kr_status cu_maxpbypcz(kr_ctx *ctx, int32_t n, int k, const double *a,
+                              const double *X, const double *b, const double *Y,
+                              const double *c, double *Z, uint64_t mask)
+{
+    int64_t nk = (int64_t)n * k;
+    MLAUNCH(ctx, nk, k_maxpbypcz, nk, k, make_coef(k, a, b, c), X, Y, Z, mask);
+    return KR_OK;
+}
+
+/* the update, then {r.z, r.r} by a second pass */
+static kr_status cu_mxr_update(kr_ctx *ctx, int32_t n, int k, const double *a,
+                               const double *P, const double *Q, double *X,
+                               double *R, const double *d, double *Z,
+                               uint64_t mask, double *out)
+{
+    int64_t nk = (int64_t)n * k;
+    MLAUNCH(ctx, nk, k_mxr, nk, k, make_coef(k, a, NULL, NULL), P, Q, X, R, d,
+            Z, mask);
+    const double *xs[2] = {R, R}, *ys[2] = {d ? Z : R, R};
+    return cu_mdots(ctx, n, k, 2, xs, ys, mask, out);
+}
+
+/* Y += a X, then y.y (and w.y) by a second pass */
+static kr_status cu_maxpy_dots(kr_ctx *ctx, int32_t n, int k, const double *a,
+                               const double *X, double *Y, const double *W,
+                               uint64_t mask, double *out)
+{
+    double one[KR_MULTI_MAX];
+    for (int j = 0; j < k; j++)
+        one[j] = 1.0;
+    KR_TRY(cu_maxpby(ctx, n, k, a, X, one, Y, mask));
+    const double *xs[2] = {Y, W}, *ys[2] = {Y, Y};
+    return cu_mdots(ctx, n, k, W ? 2 : 1, xs, ys, mask, out);
+}
+
+static kr_status cu_mpointwise(kr_ctx *ctx, int32_t n, int k, const double *d,
+                               const double *X, double *Y)
+{
+    int64_t nk = (int64_t)n * k;
+    MLAUNCH(ctx, nk, k_mpointwise, nk, k, d, X, Y);
+    return KR_OK;
+}
+
+static kr_status cu_mcolumn(kr_ctx *ctx, int32_t n, int k, int j, double *X,
+                            double *x, int to_block)
+{
+    MLAUNCH(ctx, n, k_mcolumn, n, k, j, X, x, to_block);
+    return KR_OK;
+}
+/* ==== end of the several-right-hand-sides ops ==== */
+
 static kr_backend_ops make_ops(void)
 {
     kr_backend_ops o;
@@ -1422,6 +1695,16 @@ static kr_backend_ops make_ops(void)
     o.replay_free = cu_replay_free;
     o.fill_random = cu_fill_random;
     o.time_runs = cu_time_runs;
+    /* several right-hand sides (issue 19) */
+    o.mdots = cu_mdots;
+    o.maxpby = cu_maxpby;
+    o.maxpbypcz = cu_maxpbypcz;
+    o.mxr_update = cu_mxr_update;
+    o.maxpy_dots = cu_maxpy_dots;
+    o.mgemv_t = cu_mgemv_t;
+    o.mgemv_n = cu_mgemv_n;
+    o.mpointwise = cu_mpointwise;
+    o.mcolumn = cu_mcolumn;
     return o;
 }
 

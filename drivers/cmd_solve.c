@@ -41,12 +41,23 @@ static const char *const *singular_names(void)
 static const cli_opt solve_table[] = {
     {"-b", "--rhs", CLI_STR, OFF(rhs), 0, 0, NULL, "FILE",
      "right-hand side, n x 1 or a PETSc binary vector (default: b = A*ones, "
-     "then the forward error ||x - 1|| is reported)"},
+     "then the forward error ||x - 1|| is reported); a Matrix Market array "
+     "n x k (k = 2..64) holds k right-hand sides, solved together (one "
+     "SpMM and one preconditioner application per iteration, each column "
+     "with its own scalars and stopping test) and reported column by "
+     "column"},
+    {"--nrhs", NULL, CLI_INT, OFF(nrhs), 1, KR_MULTI_MAX_COLUMNS, NULL, "K",
+     "solve K generated right-hand sides together: b_j = A x_j for random "
+     "x_j (uniform in [-1, 1), --rhs-seed), so each column's forward error "
+     "||x_j - x_j*|| is reported; not with -b"},
+    {"--rhs-seed", NULL, CLI_INT, OFF(rhs_seed), 0, INT_MAX, NULL, "S",
+     "seed of --nrhs's solutions x_j (printed in the report)"},
     {"--x0", NULL, CLI_STR, OFF(x0), 0, 0, NULL, "FILE",
-     "initial guess, n x 1 (default: 0)"},
+     "initial guess, n x 1 (n x k with k right-hand sides) (default: 0)"},
     {"-o", "--output", CLI_STR, OFF(out), 0, 0, NULL, "FILE",
      "write the solution x (PETSc binary when FILE ends in .bin, else Matrix "
-     "Market, gzip-compressed when it ends in .gz); also when not converged "
+     "Market, gzip-compressed when it ends in .gz; k right-hand sides: the "
+     "n x k solution, Matrix Market only); also when not converged "
      "(the last iterate, exit 1), never after an error or an interrupt "
      "(unless --save-on-interrupt); checked before the work"},
     {"--save-on-interrupt", NULL, CLI_FLAG, OFF(save_on_interrupt), 0, 0, NULL,
@@ -171,26 +182,32 @@ static void solve_defaults(solve_opts *o)
     o->block_size = 32;
     o->bjacobi_singular = "jacobi";
     o->blocking = "supervariable";
+    o->rhs_seed = 1;
 }
 
 static void print_help(void)
 {
-    printf("usage: krylov solve A.mtx [options]\n"
-           "       krylov solve --gen SPEC [options]\n\n"
-           "Solves A x = b (A square, Matrix Market .mtx or .mtx.gz) and "
-           "reports the matrix,\nthe method, iterations, the reason it "
-           "stopped, the recursive and true\nrelative residuals, the forward "
-           "error (when b = A*ones), setup and solve times.\nPETSc binary "
-           "files (MatView/VecView output) are recognised by their "
-           "content.\nEach input is read once, so it may be a pipe: '-' "
-           "is standard input (for A or -b).\nSIGINT or SIGTERM during the "
-           "solve stops it at the next iteration (reason\nINTERRUPTED): the "
-           "report is printed, nothing is written (see --save-on-interrupt),"
-           "\nexit 130; a second signal, or one outside the solve, exits 130 "
-           "at once.\n\noptions:\n");
+    printf(
+        "usage: krylov solve A.mtx [options]\n"
+        "       krylov solve --gen SPEC [options]\n\n"
+        "Solves A x = b (A square, Matrix Market .mtx or .mtx.gz) and "
+        "reports the matrix,\nthe method, iterations, the reason it "
+        "stopped, the recursive and true\nrelative residuals, the forward "
+        "error (when b = A*ones), setup and solve times.\nPETSc binary "
+        "files (MatView/VecView output) are recognised by their "
+        "content.\nEach input is read once, so it may be a pipe: '-' "
+        "is standard input (for A or -b).\nSIGINT or SIGTERM during the "
+        "solve stops it at the next iteration (reason\nINTERRUPTED): the "
+        "report is printed, nothing is written (see --save-on-interrupt),"
+        "\nexit 130; a second signal, or one outside the solve, exits 130 "
+        "at once.\nSeveral right-hand sides (-b with an n x k array, or --nrhs "
+        "k) are solved\ntogether and reported column by column.\n\n"
+        "options:\n");
     cli_solve_print_options(stdout);
-    printf("\nexample:\n  krylov solve --gen poisson3d:32 --method cg "
-           "--precond jacobi -o x.mtx\n");
+    printf(
+        "\nexamples:\n  krylov solve --gen poisson3d:32 --method cg "
+        "--precond jacobi -o x.mtx\n"
+        "  krylov solve --gen poisson3d:32 --method cg --nrhs 16 -o X.mtx\n");
 }
 
 /* Prints the context's message, naming path when the message does not. */
@@ -373,13 +390,52 @@ static int ones_rhs(solve_run *r)
     return 0;
 }
 
-/* b from -b or A*ones; x0 from --x0 or zeros. */
+/* -b: n x 1, or n x k (k = 2..64) for several right-hand sides where the
+ * command takes them; a wrong size names the file's size line. */
+static int read_rhs(solve_run *r)
+{
+    const char *path = r->o->rhs;
+    int32_t rows = 0, cols = 1, n = r->A.nrows;
+    long line = 0;
+    double *v = NULL;
+    kr_status st =
+        kr_read_vector_path_at(r->ctx, path, &rows, &cols, &v, &line);
+    if (st != KR_OK) return lib_error(r->ctx, st, path);
+    if (rows == n && cols == 1) {
+        r->b = v;
+        return 0;
+    }
+    if (rows == n && cols > 1 && cols <= KR_MULTI_MAX_COLUMNS && r->allow_multi)
+        return cli_multi_take(r, v, cols);
+    free(v);
+    char where[32] = "";
+    if (line > 0) snprintf(where, sizeof where, ":%ld", line);
+    if (r->allow_multi)
+        cli_error("%s%s: the right-hand side (-b) is %d x %d, but the matrix "
+                  "%s is %d x %d, so it must be %d x k, k = 1..%d",
+                  path, where, (int)rows, (int)cols, r->name, (int)n, (int)n,
+                  (int)n, KR_MULTI_MAX_COLUMNS);
+    else
+        cli_error("%s%s: the right-hand side (-b) is %d x %d, but the matrix "
+                  "%s is %d x %d, so it must be %d x 1",
+                  path, where, (int)rows, (int)cols, r->name, (int)n, (int)n,
+                  (int)n);
+    return CLI_EXIT_INPUT;
+}
+
+/* b from -b or A*ones; x0 from --x0 or zeros (several right-hand sides:
+ * drivers/solve_multi.c). */
 static int load_vectors(solve_run *r)
 {
-    int rc = r->o->rhs
-                 ? read_vector(r, r->o->rhs, "the right-hand side (-b)", &r->b)
-                 : ones_rhs(r);
+    if (r->o->nrhs && !r->allow_multi) {
+        cli_error("--nrhs: this command takes one right-hand side");
+        return CLI_EXIT_USAGE;
+    }
+    int rc = r->o->nrhs  ? cli_multi_generate(r)
+             : r->o->rhs ? read_rhs(r)
+                         : ones_rhs(r);
     if (rc) return rc;
+    if (r->k) return cli_multi_x0(r);
     if (r->o->x0)
         return read_vector(r, r->o->x0, "the initial guess (--x0)", &r->x);
     r->x = calloc((size_t)r->A.nrows + 1, sizeof *r->x);
@@ -502,6 +558,13 @@ static void solver_options(const solve_run *r, monitor_state *m,
     opt->monitor_user = m;
 }
 
+void cli_solve_options(const solve_run *r, kr_solve_options *opt)
+{
+    monitor_state m = {0}; /* several right-hand sides refuse --monitor */
+    solver_options(r, &m, opt);
+    opt->monitor = NULL;
+}
+
 static int solve(solve_run *r)
 {
     kr_vec *b = NULL, *x = NULL;
@@ -524,44 +587,47 @@ static int solve(solve_run *r)
     return st == KR_OK ? 0 : lib_error(r->ctx, st, NULL);
 }
 
+void cli_solve_report_problem(const solve_run *r, cli_report *rep)
+{
+    memset(rep, 0, sizeof *rep);
+    kr_csr_row_stats(&r->A, &rep->rows);
+    rep->matrix = r->name;
+    rep->generated = r->o->gen != NULL;
+    rep->n = r->A.nrows;
+    rep->nnz = r->A.nnz;
+    rep->method = r->o->method;
+    rep->s = r->o->s;
+    rep->restart = r->o->restart;
+    rep->gap_restarts = r->o->gap_restarts;
+    rep->breakdown_restarts = r->o->breakdown_restarts;
+    rep->precond = r->o->precond;
+    rep->format = kr_matrix_format(r->M);
+    rep->format_requested = r->o->format;
+    rep->format_reason = kr_matrix_format_reason(r->M);
+    rep->permutation = kr_matrix_permutation(r->M);
+    rep->permute_seconds = kr_matrix_permute_seconds(r->M);
+    rep->device = kr_ctx_device_name(r->ctx);
+    rep->threads = kr_ctx_threads(r->ctx);
+    rep->precond_blocks = kr_precond_block_count(r->P);
+    rep->precond_singular = kr_precond_singular_blocks(r->P);
+    rep->setup_seconds = r->setup_seconds;
+    rep->matrix_build_seconds = r->matrix_seconds;
+    kr_matrix_build_stages(r->M, &rep->upload_seconds,
+                           &rep->format_build_seconds);
+    rep->build = rep->upload_seconds > 0.0 ? "device" : "host";
+    rep->precond_build_seconds = r->precond_seconds;
+}
+
 static void report(const solve_run *r)
 {
-    kr_row_stats rows;
-    kr_csr_row_stats(&r->A, &rows);
     kr_precond_info info;
     kr_precond_get_info(r->P, &info);
-    double upload_s, format_s;
-    kr_matrix_build_stages(r->M, &upload_s, &format_s);
-    cli_report rep = {.matrix = r->name,
-                      .generated = r->o->gen != NULL,
-                      .n = r->A.nrows,
-                      .nnz = r->A.nnz,
-                      .rows = rows,
-                      .method = r->o->method,
-                      .s = r->o->s,
-                      .restart = r->o->restart,
-                      .gap_restarts = r->o->gap_restarts,
-                      .breakdown_restarts = r->o->breakdown_restarts,
-                      .precond = r->o->precond,
-                      .format = kr_matrix_format(r->M),
-                      .format_requested = r->o->format,
-                      .format_reason = kr_matrix_format_reason(r->M),
-                      .permutation = kr_matrix_permutation(r->M),
-                      .permute_seconds = kr_matrix_permute_seconds(r->M),
-                      .device = kr_ctx_device_name(r->ctx),
-                      .threads = kr_ctx_threads(r->ctx),
-                      .res = &r->res,
-                      .have_forward = r->o->rhs == NULL,
-                      .setup_seconds = r->setup_seconds,
-                      .matrix_build_seconds = r->matrix_seconds,
-                      .upload_seconds = upload_s,
-                      .format_build_seconds = format_s,
-                      .build = upload_s > 0.0 ? "device" : "host",
-                      .precond_build_seconds = r->precond_seconds,
-                      .precond_blocks = kr_precond_block_count(r->P),
-                      .precond_singular = kr_precond_singular_blocks(r->P),
-                      .precond_info = info.stages ? &info : NULL,
-                      .cond = r->have_cond ? &r->cond : NULL};
+    cli_report rep;
+    cli_solve_report_problem(r, &rep);
+    rep.res = &r->res;
+    rep.have_forward = r->o->rhs == NULL;
+    rep.precond_info = info.stages ? &info : NULL;
+    rep.cond = r->have_cond ? &r->cond : NULL;
     if (rep.have_forward)
         cli_forward_error(r->x, r->A.nrows, &rep.forward_inf,
                           &rep.forward_rel2);
@@ -594,6 +660,7 @@ static int write_outputs(solve_run *r)
 
 static void run_free(solve_run *r)
 {
+    cli_multi_free(r);
     kr_result_free(&r->res);
     kr_precond_destroy(r->P);
     kr_matrix_destroy(r->M);
@@ -632,13 +699,21 @@ int cli_cmd_solve(int argc, char **argv)
     if (rc) return rc == CLI_EXIT_HELP ? CLI_EXIT_OK : rc;
     if (o.save_on_interrupt && !o.out)
         return cli_usage_error("solve", "--save-on-interrupt needs -o FILE");
+    if (o.nrhs && o.rhs)
+        return cli_usage_error("solve", "give -b FILE or --nrhs K, not both");
     cli_interrupt_install();
-    solve_run r = {.o = &o, .name = matrix ? matrix : o.gen};
+    solve_run r = {.o = &o, .name = matrix ? matrix : o.gen, .allow_multi = 1};
     rc = check_outputs(&o);
     if (!rc) rc = open_context(&r);
     if (!rc) rc = load_matrix(&r);
     if (!rc) rc = load_vectors(&r);
+    if (!rc && r.k) rc = cli_multi_options(&r);
     if (!rc) rc = setup(&r);
+    if (!rc && r.k) {
+        rc = cli_multi_run(&r);
+        run_free(&r);
+        return rc;
+    }
     if (!rc) rc = solve(&r);
     if (!rc) cli_solve_petsc_reports(&r);
     if (!rc) report(&r);

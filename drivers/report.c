@@ -53,7 +53,7 @@ static void text_stages(FILE *f, const kr_precond_info *info)
     }
 }
 
-static void text_problem(FILE *f, const cli_report *r)
+void cli_report_problem_text(FILE *f, const cli_report *r)
 {
     key(f, "matrix:");
     fprintf(f, "%s%s\n", r->matrix, r->generated ? " (generated)" : "");
@@ -142,11 +142,11 @@ void cli_forward_error(const double *x, int32_t n, double *err_inf,
 
 void cli_report_text(FILE *f, const cli_report *r)
 {
-    text_problem(f, r);
+    cli_report_problem_text(f, r);
     text_outcome(f, r);
 }
 
-static void json_problem(cli_json *j, const cli_report *r)
+void cli_report_problem_json(cli_json *j, const cli_report *r)
 {
     cli_json_str(j, "matrix", r->matrix);
     cli_json_bool(j, "generated", r->generated);
@@ -213,7 +213,7 @@ void cli_report_json(FILE *f, const cli_report *r)
 {
     cli_json j;
     cli_json_begin(&j, f);
-    json_problem(&j, r);
+    cli_report_problem_json(&j, r);
     json_outcome(&j, r);
     cli_json_end(&j);
 }

@@ -51,6 +51,12 @@ void cli_forward_error(const double *x, int32_t n, double *err_inf,
                        double *err_rel2);
 
 void cli_report_text(FILE *f, const cli_report *r);
+/* The problem's part of the report (matrix, method, preconditioner,
+ * format, device), which the report of several right-hand sides shares
+ * (drivers/solve_multi.c). */
+struct cli_json;
+void cli_report_problem_text(FILE *f, const cli_report *r);
+void cli_report_problem_json(struct cli_json *j, const cli_report *r);
 void cli_report_json(FILE *f, const cli_report *r);
 
 #endif

@@ -25,6 +25,8 @@ typedef struct solve_opts {
     int block_size;
     const char *blocks, *bjacobi_singular;
     const char *blocking; /* supervariable | scc */
+    int nrhs;             /* --nrhs: generated right-hand sides (0: none) */
+    int rhs_seed;         /* their seed                                   */
 } solve_opts;
 
 /* Everything one solve holds; freed by cli_solve_free. */
@@ -42,6 +44,14 @@ typedef struct solve_run {
     int have_cond;          /* --verbose with bjacobi: cond is set     */
     kr_block_cond_stats cond;
     kr_result res;
+    /* Several right-hand sides (-b with k > 1 columns, or --nrhs k):
+     * host n x k blocks, row-major; Xtrue holds --nrhs's known solutions
+     * (NULL for -b). allow_multi: the command takes them (krylov solve,
+     * not krylov-petsc). */
+    int allow_multi;
+    int k;
+    double *B, *X, *Xtrue;
+    kr_result *mres;
 } solve_run;
 
 /* Parses the options of `krylov solve` for command ("solve",
@@ -61,5 +71,27 @@ int cli_solve_solve(solve_run *r);
 /* Writes -o and --history when given. */
 int cli_solve_write(solve_run *r);
 void cli_solve_free(solve_run *r);
+
+/* Several right-hand sides (drivers/solve_multi.c). cli_multi_take: the k
+ * columns of -b (column-major, taken over) as r->B; cli_multi_generate:
+ * --nrhs's b_j = A x_j for seeded random x_j; cli_multi_x0: --x0 (n x k)
+ * or zeros into r->X; cli_multi_options: refuses the options that take
+ * one right-hand side; cli_multi_run: solve, report, -o, exit code. */
+/* The report's problem fields (matrix, method, preconditioner, format,
+ * device, setup times) of r (drivers/report.h). */
+struct cli_report;
+void cli_solve_report_problem(const solve_run *r, struct cli_report *rep);
+/* The solver options of the command line (no monitor). */
+void cli_solve_options(const solve_run *r, kr_solve_options *opt);
+int cli_multi_take(solve_run *r, double *cols, int k);
+/* k right-hand sides b_j = A x_j, x_j uniform in [-1, 1) from seed: B and
+ * Xtrue n x k row-major; col is scratch of 2n doubles. */
+void cli_multi_rhs(const kr_csr *A, int k, uint64_t seed, double *B,
+                   double *Xtrue, double *col);
+int cli_multi_generate(solve_run *r);
+int cli_multi_x0(solve_run *r);
+int cli_multi_options(const solve_run *r);
+int cli_multi_run(solve_run *r);
+void cli_multi_free(solve_run *r);
 
 #endif

@@ -216,6 +216,11 @@ kr_status kr_read_matrix_path(kr_ctx *ctx, const char *path, unsigned flags,
  * from Matrix Market, or an n x 1 one from a PETSc binary vector. */
 kr_status kr_read_vector_path(kr_ctx *ctx, const char *path, int32_t *nrows,
                               int32_t *ncols, double **data);
+/* kr_read_vector_path that also gives the line of the size line (0 for a
+ * PETSc binary vector), for messages about the sizes. */
+kr_status kr_read_vector_path_at(kr_ctx *ctx, const char *path, int32_t *nrows,
+                                 int32_t *ncols, double **data,
+                                 long *size_line);
 /* Block sizes for block-Jacobi (kr_precond_options.block_sizes): a Matrix
  * Market column or row of integers in 1..max, into *sizes (freed with
  * free()) and *count. */
@@ -694,6 +699,37 @@ kr_status kr_ksp_get_options(const kr_ksp *ksp, kr_solve_options *opt);
 kr_status kr_ksp_setup(kr_ksp *ksp);
 /* Solves A x = b as kr_solve does; x holds the initial guess. */
 kr_status kr_ksp_solve(kr_ksp *ksp, const kr_vec *b, kr_vec *x, kr_result *res);
+
+/* ------------------------------------------- several right-hand sides */
+
+/* The most columns one multi-column solve takes. */
+#define KR_MULTI_MAX_COLUMNS 64
+
+/* Solves A x_j = b_j for the k columns of B together (1 <= k <=
+ * KR_MULTI_MAX_COLUMNS): B and X hold n x k values row-major (row i's k
+ * values contiguous, as kr_matrix_apply_multi takes them), X the initial
+ * guesses on entry. Independent systems, not block Krylov: each iteration
+ * makes one SpMM (kr_matrix_apply_multi; column by column for a format or
+ * user operator without one) and one preconditioner application over the
+ * k columns (none, jacobi and bjacobi batched; others column by column),
+ * and every column has its own scalars, stopping test, reason and
+ * restarts, as kr_solve has for one system: a column that stops is no
+ * longer updated, and on the CPU each column takes the iterations its own
+ * kr_solve takes. res[j] is column j's result (bnorm, rnorm, true_rnorm,
+ * iterations, reason, restarts; the relative residuals are rnorm / bnorm
+ * and true_rnorm / bnorm); every solve_seconds is the whole call's. A
+ * column with b = 0 gets x = 0 and KR_CONVERGED_ZERO_RHS; a column whose
+ * ||b|| lies beyond 2^+-500 is solved on its own. No history is kept and
+ * the monitor is not called; the interrupt flag stops every column. */
+kr_status kr_solve_multi(kr_ctx *ctx, kr_matrix *A, kr_precond *P, int32_t k,
+                         const kr_vec *B, kr_vec *X,
+                         const kr_solve_options *opt, kr_result *res);
+/* kr_solve_multi with the object's method, operator, preconditioner and
+ * options. The block work (about as many n x k blocks as the method has
+ * vectors) is allocated at the first call and kept while later calls fit
+ * in it. */
+kr_status kr_ksp_solve_multi(kr_ksp *ksp, int32_t k, const kr_vec *B, kr_vec *X,
+                             kr_result *res);
 
 /* -------------------------------------------------------------- registry */
 

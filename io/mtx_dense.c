@@ -4,6 +4,7 @@
 #include "core/error.h"
 #include "io/mtx.h"
 #include "io/outfile.h"
+#include "io/read.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -34,6 +35,12 @@ static kr_status scatter(kr_ctx *ctx, const char *path, const kr_mtx_header *h,
 kr_status kr_read_dense_mtx_from(kr_ctx *ctx, kr_source *S, int32_t *nrows,
                                  int32_t *ncols, double **data)
 {
+    return kr_read_dense_mtx_at(ctx, S, nrows, ncols, data, NULL);
+}
+
+kr_status kr_read_dense_mtx_at(kr_ctx *ctx, kr_source *S, int32_t *nrows,
+                               int32_t *ncols, double **data, long *size_line)
+{
     *data = NULL;
     *nrows = *ncols = 0;
     kr_mtx_header h;
@@ -56,6 +63,7 @@ kr_status kr_read_dense_mtx_from(kr_ctx *ctx, kr_source *S, int32_t *nrows,
     *data = D;
     *nrows = h.nrows;
     *ncols = h.ncols;
+    if (size_line) *size_line = h.size_line;
     return KR_OK;
 }
 

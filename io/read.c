@@ -63,22 +63,29 @@ kr_status kr_read_matrix_path(kr_ctx *ctx, const char *path, unsigned flags,
     return st;
 }
 
-kr_status kr_read_vector_from(kr_ctx *ctx, kr_source *S, int32_t *nrows,
-                              int32_t *ncols, double **data)
+static kr_status read_vector_at(kr_ctx *ctx, kr_source *S, int32_t *nrows,
+                                int32_t *ncols, double **data, long *size_line)
 {
     *data = NULL;
     *nrows = *ncols = 0;
+    if (size_line) *size_line = 0;
     kr_input_kind kind;
     KR_TRY(kr_input_kind_of(ctx, S, &kind));
     if (kind == KR_INPUT_TEXT)
-        return kr_read_dense_mtx_from(ctx, S, nrows, ncols, data);
+        return kr_read_dense_mtx_at(ctx, S, nrows, ncols, data, size_line);
     KR_TRY(kr_read_petsc_vec_from(ctx, S, nrows, data));
     *ncols = 1;
     return KR_OK;
 }
 
-kr_status kr_read_vector_path(kr_ctx *ctx, const char *path, int32_t *nrows,
+kr_status kr_read_vector_from(kr_ctx *ctx, kr_source *S, int32_t *nrows,
                               int32_t *ncols, double **data)
+{
+    return read_vector_at(ctx, S, nrows, ncols, data, NULL);
+}
+
+kr_status kr_read_vector_path_at(kr_ctx *ctx, const char *path, int32_t *nrows,
+                                 int32_t *ncols, double **data, long *size_line)
 {
     if (!path || !nrows || !ncols || !data)
         return kr_fail(ctx, KR_ERR_ARG, "kr_read_vector: NULL argument");
@@ -86,9 +93,15 @@ kr_status kr_read_vector_path(kr_ctx *ctx, const char *path, int32_t *nrows,
     *nrows = *ncols = 0;
     kr_source S;
     KR_TRY(kr_source_open(ctx, path, &S));
-    kr_status st = kr_read_vector_from(ctx, &S, nrows, ncols, data);
+    kr_status st = read_vector_at(ctx, &S, nrows, ncols, data, size_line);
     kr_source_close(&S);
     return st;
+}
+
+kr_status kr_read_vector_path(kr_ctx *ctx, const char *path, int32_t *nrows,
+                              int32_t *ncols, double **data)
+{
+    return kr_read_vector_path_at(ctx, path, nrows, ncols, data, NULL);
 }
 
 /* Every size an integer in 1..max, the sizes one row or one column. */

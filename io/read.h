@@ -32,6 +32,10 @@ kr_status kr_read_matrix_from(kr_ctx *ctx, kr_source *S, unsigned flags,
  * PETSc binary vector. */
 kr_status kr_read_vector_from(kr_ctx *ctx, kr_source *S, int32_t *nrows,
                               int32_t *ncols, double **data);
+/* kr_read_dense_mtx_from with the line of the size line (NULL: not
+ * wanted). */
+kr_status kr_read_dense_mtx_at(kr_ctx *ctx, kr_source *S, int32_t *nrows,
+                               int32_t *ncols, double **data, long *size_line);
 
 kr_status kr_read_mtx_from(kr_ctx *ctx, kr_source *S, unsigned flags,
                            kr_csr *A);

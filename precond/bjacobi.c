@@ -337,6 +337,14 @@ static kr_status bj_apply(kr_ctx *ctx, void *impl, int32_t n, const double *r,
     return m->ops->apply(ctx, &m->bb, m->inv, r, z);
 }
 
+static kr_status bj_apply_multi(kr_ctx *ctx, void *impl, int32_t n, int k,
+                                const double *R, double *Z)
+{
+    bj_impl *m = impl;
+    (void)n;
+    return m->ops->apply_multi(ctx, &m->bb, m->inv, k, R, Z);
+}
+
 static void bj_destroy(kr_ctx *ctx, void *impl) { bj_free(ctx, impl); }
 
 static void bj_view(const void *impl, kr_precond_view *v)
@@ -435,4 +443,5 @@ const kr_precond_ops kr_precond_bjacobi_ops = {
     .destroy = bj_destroy,
     .set_option = bj_set_option,
     .view = bj_view,
+    .apply_multi = bj_apply_multi,
 };

@@ -186,12 +186,37 @@ static kr_status cpu_apply(kr_ctx *ctx, const kr_gje_batch *bb,
     return KR_OK;
 }
 
+/* cpu_apply on each of the k columns of R (row-major, nrows x k): the same
+ * sums in the same order per column. */
+static kr_status cpu_apply_multi(kr_ctx *ctx, const kr_gje_batch *bb,
+                                 const double *inv, int k, const double *R,
+                                 double *Z)
+{
+    int nt = threads_for(ctx, bb->total * k);
+#pragma omp parallel for num_threads(nt) schedule(static)
+    for (int32_t b = 0; b < bb->nb; b++) {
+        int32_t s = bb->starts[b], kb = bb->starts[b + 1] - s;
+        const double *D = inv + bb->offs[b];
+        for (int c = 0; c < k; c++) {
+            double acc[KR_GJE_MAX] = {0};
+            for (int32_t j = 0; j < kb; j++)
+                for (int32_t i = 0; i < kb; i++)
+                    acc[i] += D[(size_t)j * kb + i] *
+                              R[(size_t)(s + j) * (size_t)k + (size_t)c];
+            for (int32_t i = 0; i < kb; i++)
+                Z[(size_t)(s + i) * (size_t)k + (size_t)c] = acc[i];
+        }
+    }
+    return KR_OK;
+}
+
 static const kr_gje_batch_ops cpu_ops = {
     .name = "cpu",
     .pattern_flags = cpu_pattern_flags,
     .invert = cpu_invert,
     .extract_invert = cpu_extract_invert,
     .apply = cpu_apply,
+    .apply_multi = cpu_apply_multi,
 };
 
 const kr_gje_batch_ops *kr_gje_batch_cpu_ops(void) { return &cpu_ops; }

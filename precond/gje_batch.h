@@ -78,6 +78,11 @@ typedef struct kr_gje_batch_ops {
     /* z = blockdiag(inv) r over the batch's rows (z, r distinct). */
     kr_status (*apply)(kr_ctx *ctx, const kr_gje_batch *bb, const double *inv,
                        const double *r, double *z);
+    /* Z = blockdiag(inv) R for the k columns of the row-major blocks R and
+     * Z (nrows x k, distinct), each column as apply gives it. */
+    kr_status (*apply_multi)(kr_ctx *ctx, const kr_gje_batch *bb,
+                             const double *inv, int k, const double *R,
+                             double *Z);
 } kr_gje_batch_ops;
 
 const kr_gje_batch_ops *kr_gje_batch_cpu_ops(void);

@@ -92,6 +92,12 @@ static kr_status jacobi_apply(kr_ctx *ctx, void *impl, int32_t n,
     return ctx->ops->pointwise_mult(ctx, n, impl, r, z);
 }
 
+static kr_status jacobi_apply_multi(kr_ctx *ctx, void *impl, int32_t n, int k,
+                                    const double *R, double *Z)
+{
+    return ctx->ops->mpointwise(ctx, n, k, impl, R, Z);
+}
+
 static void jacobi_destroy(kr_ctx *ctx, void *impl) { kr_dev_free(ctx, impl); }
 
 static int jacobi_diagonal(void *impl, const double **d)
@@ -107,5 +113,6 @@ const kr_precond_ops kr_precond_jacobi_ops = {
     .apply = jacobi_apply,
     .destroy = jacobi_destroy,
     .diagonal = jacobi_diagonal,
+    .apply_multi = jacobi_apply_multi,
     .update_values = jacobi_update_values,
 };

@@ -18,6 +18,13 @@ static kr_status none_apply(kr_ctx *ctx, void *impl, int32_t n, const double *r,
     return ctx->ops->copy(ctx, z, r, (size_t)n * sizeof(double));
 }
 
+static kr_status none_apply_multi(kr_ctx *ctx, void *impl, int32_t n, int k,
+                                  const double *R, double *Z)
+{
+    (void)impl;
+    return ctx->ops->copy(ctx, Z, R, (size_t)n * (size_t)k * sizeof(double));
+}
+
 static void none_destroy(kr_ctx *ctx, void *impl)
 {
     (void)ctx;
@@ -38,4 +45,5 @@ const kr_precond_ops kr_precond_none_ops = {
     .apply = none_apply,
     .destroy = none_destroy,
     .diagonal = none_diagonal,
+    .apply_multi = none_apply_multi,
 };

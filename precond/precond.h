@@ -48,6 +48,12 @@ typedef struct kr_precond_ops {
     /* Optional: new values of A on the pattern impl was built for, in
      * place (no backend allocation); else update_values builds anew. */
     kr_status (*update_values)(kr_ctx *ctx, void *impl, const kr_csr *A);
+    /* Optional (several right-hand sides): Z = P^{-1} R for the k columns
+     * of the n x k row-major blocks R and Z (distinct), each column as
+     * apply gives it; without it a multi-column solve applies the
+     * preconditioner column by column. */
+    kr_status (*apply_multi)(kr_ctx *ctx, void *impl, int32_t n, int k,
+                             const double *R, double *Z);
 } kr_precond_ops;
 
 struct kr_precond {

@@ -14,6 +14,7 @@
  * the x and r update with r.r, r0^.r and the test; the p update), and no
  * host round trip. */
 #include "core/error.h"
+#include "solver/multi.h"
 #include "solver/solver.h"
 
 #include <math.h>
@@ -200,4 +201,6 @@ const kr_solver_ops kr_bicgstab_ops = {
     .solve = bcgs_solve,
     .workspace = bcgs_workspace,
     .iter_model = bcgs_iter_model,
+    .solve_multi = kr_bicgstab_solve_multi,
+    .workspace_multi = kr_bicgstab_workspace_multi,
 };

@@ -12,6 +12,7 @@
  * round trip.
  * Other preconditioners take the per-iteration path, scalars on the host. */
 #include "core/error.h"
+#include "solver/multi.h"
 #include "solver/solver.h"
 
 #include <math.h>
@@ -207,4 +208,6 @@ const kr_solver_ops kr_cg_ops = {
     .solve = cg_solve,
     .workspace = cg_workspace,
     .iter_model = cg_iter_model,
+    .solve_multi = kr_cg_solve_multi,
+    .workspace_multi = kr_cg_workspace_multi,
 };

@@ -16,6 +16,7 @@
  * and runs the stopping test on each estimate, and at the end of a cycle
  * takes H's first k columns and g back to solve R y = g and update x. */
 #include "core/error.h"
+#include "solver/multi.h"
 #include "solver/solver.h"
 
 #include <math.h>
@@ -378,4 +379,6 @@ const kr_solver_ops kr_gmres_ops = {
     .workspace = gmres_workspace,
     .dstate_bytes = gmres_dstate_bytes,
     .iter_model = gmres_iter_model,
+    .solve_multi = kr_gmres_solve_multi,
+    .workspace_multi = kr_gmres_workspace_multi,
 };

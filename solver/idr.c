@@ -16,6 +16,7 @@
  * SpMV and two (omega; the update, with the next f = P^T r in the same
  * pass), and no host round trip. Larger s keep the host path below. */
 #include "core/error.h"
+#include "solver/multi.h"
 #include "solver/solver.h"
 
 #include <math.h>
@@ -44,13 +45,12 @@ static double *column(double *B, int32_t n, int j) { return KR_WORK(B, n, j); }
  * live, the same numbers on every backend), orthonormalised by modified
  * Gram-Schmidt. Generating them on the host cost more than the whole solve
  * on a GPU. */
-static kr_status shadow_space(kr_solve_args *a, int s, double *P)
+kr_status kr_idr_shadow_space(kr_ctx *ctx, int32_t n, int s, uint64_t seed0,
+                              double *P)
 {
-    kr_ctx *ctx = a->ctx;
-    int32_t n = a->n;
     for (int j = 0; j < s; j++) {
         double *pj = column(P, n, j), d, nrm;
-        uint64_t seed = a->opt->seed + 0x632be59bd9b4e019ull * (uint64_t)j;
+        uint64_t seed = seed0 + 0x632be59bd9b4e019ull * (uint64_t)j;
         KR_TRY(ctx->ops->fill_random(ctx, n, seed, pj));
         for (int i = 0; i < j; i++) {
             const double *xs[1] = {column(P, n, i)}, *ys[1] = {pj};
@@ -291,7 +291,7 @@ static kr_status iterate(kr_solve_args *a, kr_result *res, idr_dev *d,
     KR_TRY(kr_norm2(ctx, n, d->r, &rnorm));
     res->reason = kr_solver_check(a, res, 0, rnorm);
     if (res->reason != KR_ITERATING) return KR_OK;
-    KR_TRY(shadow_space(a, s, d->P));
+    KR_TRY(kr_idr_shadow_space(a->ctx, a->n, s, a->opt->seed, d->P));
     /* the first cycle reads columns of U and G it has not written yet:
      * they start at 0 on every run, whatever the last solve left there */
     for (int j = 0; j < s; j++) {
@@ -307,14 +307,14 @@ static kr_status iterate(kr_solve_args *a, kr_result *res, idr_dev *d,
 }
 
 /* P cannot hold more than n independent vectors */
-static int shadow_dim(const kr_solve_options *o, int32_t n)
+int kr_idr_shadow_dim(const kr_solve_options *o, int32_t n)
 {
     return o->s < n ? o->s : (int)n;
 }
 
 static kr_status idr_solve(kr_solve_args *a, kr_result *res)
 {
-    int s = shadow_dim(a->opt, a->n);
+    int s = kr_idr_shadow_dim(a->opt, a->n);
     size_t ss = (size_t)s;
     idr_host w = {.s = s, .M = a->hwork};
     double *work = a->work;
@@ -334,7 +334,7 @@ static kr_status idr_solve(kr_solve_args *a, kr_result *res)
 static void idr_workspace(const kr_solve_options *o, int32_t n, int *nvec,
                           size_t *nhost)
 {
-    size_t ss = (size_t)shadow_dim(o, n);
+    size_t ss = (size_t)kr_idr_shadow_dim(o, n);
     *nvec = NVEC + 3 * (int)ss;
     *nhost = ss * ss + 3 * ss + 1;
 }
@@ -387,7 +387,7 @@ static void idr_iter_model(const kr_solve_options *o, int32_t n, kr_pc_kind pc,
                            int iterations, kr_iter_model *m)
 {
     (void)iterations;
-    int s = shadow_dim(o, n);
+    int s = kr_idr_shadow_dim(o, n);
     if (s > KR_IDR_DEV_MAX_S) {
         idr_host_model(s, m);
         return;
@@ -427,4 +427,6 @@ const kr_solver_ops kr_idr_ops = {
     .workspace = idr_workspace,
     .iter_model = idr_iter_model,
     .dstate_bytes = idr_dstate_bytes,
+    .solve_multi = kr_idr_solve_multi,
+    .workspace_multi = kr_idr_workspace_multi,
 };

@@ -30,7 +30,14 @@ static void free_work(kr_ksp *k)
     k->nhost = 0;
 }
 
-void kr_ksp_release(kr_ksp *k) { free_work(k); }
+void kr_ksp_release(kr_ksp *k)
+{
+    free_work(k);
+    kr_dev_free(k->ctx, k->mwork);
+    free(k->mhwork);
+    k->mwork = k->mhwork = NULL;
+    k->mwork_len = k->mhwork_len = 0;
+}
 
 kr_status kr_ksp_create(kr_ctx *ctx, const char *method, kr_ksp **out)
 {
@@ -129,7 +136,7 @@ kr_status kr_ksp_get_options(const kr_ksp *k, kr_solve_options *opt)
 }
 
 /* The operator and preconditioner fit together and with the object. */
-static kr_status check_operators(kr_ksp *k)
+kr_status kr_ksp_check_operators(kr_ksp *k)
 {
     kr_ctx *ctx = k->ctx;
     if (!k->A)
@@ -151,7 +158,7 @@ static kr_status check_operators(kr_ksp *k)
 kr_status kr_ksp_setup(kr_ksp *k)
 {
     if (!k) return KR_ERR_ARG;
-    KR_TRY(check_operators(k));
+    KR_TRY(kr_ksp_check_operators(k));
     int32_t n = k->A->nrows;
     int nvec;
     size_t nhost;
@@ -215,7 +222,7 @@ kr_status kr_ksp_solve(kr_ksp *k, const kr_vec *b, kr_vec *x, kr_result *res)
     if (!k || !res)
         return kr_fail(k ? k->ctx : NULL, KR_ERR_ARG, "kr_ksp_solve: NULL");
     memset(res, 0, sizeof *res);
-    KR_TRY(check_operators(k));
+    KR_TRY(kr_ksp_check_operators(k));
     KR_TRY(kr_solve_check_args(k->ctx, k->A, precond_of(k), b, x));
     KR_TRY(kr_ksp_setup(k));
     return kr_ksp_run(k, b, x, res);

@@ -22,12 +22,20 @@ struct kr_ksp {
     int nvec;
     int32_t n;
     size_t nhost;
+    /* the work of multi-column solves (solver/multi.c), kept while it is
+     * large enough: backend doubles and host doubles */
+    double *mwork;
+    size_t mwork_len;
+    double *mhwork;
+    size_t mhwork_len;
 };
 
 /* Sets up k on ctx with the default options and method, nothing
  * allocated; kr_ksp_release frees what setup allocated. */
 void kr_ksp_init(kr_ksp *k, kr_ctx *ctx);
 void kr_ksp_release(kr_ksp *k);
+/* The operator and preconditioner are set and fit together. */
+kr_status kr_ksp_check_operators(kr_ksp *k);
 /* One solve on the work of the last setup (which must fit the options). */
 kr_status kr_ksp_run(kr_ksp *k, const kr_vec *b, kr_vec *x, kr_result *res);
 

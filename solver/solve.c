@@ -218,7 +218,7 @@ static int breakdown_restart(const kr_solve_args *a, const kr_result *res)
  * KR_DIVERGED_RESIDUAL_GAP. A breakdown restarts up to breakdown_restarts
  * times, when breakdown_restart says it can help. After a stop request
  * (kr_solve_options.interrupt) no restart begins: KR_INTERRUPTED. */
-static int restart_due(const kr_solve_args *a, kr_result *res)
+int kr_solver_restart_due(const kr_solve_args *a, kr_result *res)
 {
     int breakdown = breakdown_restart(a, res);
     int gap = !breakdown && claims_convergence(res->reason) &&
@@ -248,7 +248,7 @@ static kr_status run_checked(kr_solve_args *a, const kr_solver_ops *method,
     for (;;) {
         KR_TRY(method->solve(a, res));
         KR_TRY(true_residual(a, &res->true_rnorm));
-        if (!restart_due(a, res)) return KR_OK;
+        if (!kr_solver_restart_due(a, res)) return KR_OK;
         a->it0 = res->iterations;
     }
 }

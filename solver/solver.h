@@ -58,6 +58,8 @@ typedef struct kr_iter_model {
  * scalars. */
 #define KR_DSTATE_BYTES 1024
 
+struct kr_multi;
+
 typedef struct kr_solver_ops {
     const char *name;
     const char *summary;
@@ -78,6 +80,13 @@ typedef struct kr_solver_ops {
      * iterations (GMRES's growing basis) the mean over `iterations`. */
     void (*iter_model)(const kr_solve_options *o, int32_t n, kr_pc_kind pc,
                        int iterations, kr_iter_model *m);
+    /* Several right-hand sides (solver/multi.h): runs the columns of m->run
+     * together, each as solve runs one (same iterates on the CPU), */
+    kr_status (*solve_multi)(struct kr_multi *m);
+    /* its work for n unknowns and k columns: nblk blocks of n*k doubles,
+     * nvec vectors of n and nhost host doubles */
+    void (*workspace_multi)(const kr_solve_options *o, int32_t n, int k,
+                            int *nblk, int *nvec, size_t *nhost);
 } kr_solver_ops;
 
 const kr_solver_ops *kr_solver_find(const char *name);
@@ -101,6 +110,11 @@ kr_reason kr_solver_check(kr_solve_args *a, kr_result *res, int it,
  * residual after each run, the restarts (solver/solve.c). */
 kr_status kr_solver_run(kr_solve_args *a, const kr_solver_ops *method,
                         kr_result *res);
+/* After a run that stopped with res->reason and res->true_rnorm: 1 to
+ * restart the method from x (counted in res), 0 to end (res->reason may
+ * become KR_DIVERGED_RESIDUAL_GAP or KR_INTERRUPTED). */
+int kr_solver_restart_due(const kr_solve_args *a, kr_result *res);
+
 /* 1 when the caller asked the solve to stop (kr_solve_options.interrupt);
  * kr_solver_check tests it at every iteration. */
 int kr_solver_interrupted(const kr_solve_args *a);

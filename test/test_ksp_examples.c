@@ -1,6 +1,6 @@
 /* The solver-object examples (examples/ksp_rhs.c, matrix_free.c,
- * update_values.c) run, exit 0, and print a host-checked residual within
- * the tolerance for every solve. */
+ * update_values.c, multi_rhs.c) run, exit 0, and print a host-checked residual
+ * within the tolerance for every solve. */
 #include "testutil.h"
 
 #include <libgen.h>
@@ -54,6 +54,7 @@ static const struct {
     {"ksp_rhs", "poisson2d:40", 3},
     {"matrix_free", "40", 3},
     {"update_values", "convdiff2d:40,2", 4},
+    {"multi_rhs", "poisson2d:40", 4},
 };
 
 START_TEST(example_runs)
@@ -78,6 +79,7 @@ START_TEST(example_reports_errors)
     ck_assert_int_eq(run_example("matrix_free", "1", out, sizeof out), 2);
     ck_assert_int_eq(run_example("update_values", "nosuch:3", out, sizeof out),
                      2);
+    ck_assert_int_eq(run_example("multi_rhs", "nosuch:3", out, sizeof out), 2);
 }
 END_TEST
 
@@ -86,7 +88,7 @@ int main(void)
     Suite *s = suite_create("ksp_examples");
     TCase *tc = tcase_create("ksp_examples");
     tcase_set_timeout(tc, KT_HANG_GUARD_S);
-    tcase_add_loop_test(tc, example_runs, 0, 3);
+    tcase_add_loop_test(tc, example_runs, 0, 4);
     tcase_add_test(tc, example_reports_errors);
     suite_add_tcase(s, tc);
     return kt_run(s);

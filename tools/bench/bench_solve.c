@@ -7,6 +7,7 @@
 #include "tools/bench/bench.h"
 #include "tools/bench/bench_common.h"
 #include "tools/bench/bench_model.h"
+#include "tools/bench/bench_multi.h"
 
 #include <limits.h>
 #include <math.h>
@@ -17,6 +18,7 @@ typedef struct solve_opts {
     BENCH_COMMON_FIELDS;
     const char *method, *precond, *format;
     int s, restart, maxit, warmup, breakdown_restarts;
+    int nrhs; /* > 0: also k right-hand sides together against k singles */
     double rtol, atol;
 } solve_opts;
 
@@ -44,6 +46,7 @@ typedef struct solve_row {
     double csr_upload_s, format_s;
     double spmv_bytes, iter_bytes, floor_s, ratio;
     bench_iter_model model;
+    bench_multi multi; /* --nrhs */
 } solve_row;
 
 typedef struct solve_run {
@@ -97,6 +100,11 @@ static const cli_opt solve_table[] = {
      "untimed runs per matrix before the reps: the whole setup and at most "
      "100 iterations, so that one-time costs (loading the GPU kernels, "
      "filling the memory pool) stay out of the medians"},
+    {"--nrhs", NULL, CLI_INT, OFF(nrhs), 0, KR_MULTI_MAX_COLUMNS, NULL, "K",
+     "also solve K right-hand sides (b_j = A x_j, x_j random, seed 1) "
+     "together (kr_solve_multi) and as K single solves, on the same matrix "
+     "and preconditioner, --reps times each: a second table gives both "
+     "times, the speedup and the time per column per iteration; 0: off"},
     BENCH_COMMON_OPTS(solve_opts),
     {NULL, NULL, CLI_FLAG, 0, 0, 0, NULL, NULL, NULL},
 };
@@ -329,6 +337,23 @@ static void mat_free(solve_mat *m)
     kr_csr_free(&m->A);
 }
 
+/* --nrhs: the multi-column solve against the single solves, one setup */
+static kr_status run_multi(solve_run *r, solve_row *row, solve_mat *m)
+{
+    kr_matrix *M = NULL;
+    kr_precond *P = NULL;
+    kr_solve_options opt;
+    solver_options(r->o, &opt);
+    kr_status st = kr_matrix_create(r->ctx, &m->A, r->o->format, &M);
+    if (st == KR_OK) st = kr_precond_create(r->ctx, &m->A, r->o->precond, &P);
+    if (st == KR_OK)
+        st = bench_multi_run(r->ctx, &m->A, M, P, &opt, r->o->nrhs, r->o->reps,
+                             r->o->warmup, WARMUP_MAXIT, &row->multi);
+    kr_precond_destroy(P);
+    kr_matrix_destroy(M);
+    return st;
+}
+
 static int run_solves(solve_run *r, solve_row *row, solve_mat *m)
 {
     int rc = prepare(r, row, m);
@@ -336,6 +361,7 @@ static int run_solves(solve_run *r, solve_row *row, solve_mat *m)
     kr_status st = KR_OK;
     for (int rep = -r->o->warmup; rep < r->o->reps && st == KR_OK; rep++)
         st = one_rep(r, row, m, rep);
+    if (st == KR_OK && r->o->nrhs) st = run_multi(r, row, m);
     if (st != KR_OK) return row_failed(r, row, st);
     finish_row(r, row, m);
     return 0;
@@ -447,9 +473,14 @@ static void write_markdown(FILE *f, const void *arg)
                "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (int i = 0; i < r->nrows; i++)
         md_row(f, &r->rows[i]);
+    if (!r->o->nrhs) return;
+    bench_multi_md_header(f);
+    for (int i = 0; i < r->nrows; i++)
+        if (r->rows[i].ok)
+            bench_multi_md_row(f, r->rows[i].item->name, &r->rows[i].multi);
 }
 
-static void json_row(FILE *f, const solve_row *w)
+static void json_row(FILE *f, const solve_row *w, int nrhs)
 {
     cli_json j;
     cli_json_begin(&j, f);
@@ -488,6 +519,7 @@ static void json_row(FILE *f, const solve_row *w)
         cli_json_str(&j, "bytes_model", w->model.text);
         cli_json_str(&j, "format_chosen", w->chosen);
         cli_json_str(&j, "format_reason", w->format_why);
+        if (nrhs) bench_multi_json(&j, &w->multi);
     }
     cli_json_end(&j);
 }
@@ -507,6 +539,7 @@ static void json_settings(cli_json *j, const solve_run *r)
     cli_json_int(j, "breakdown_restarts_max", o->breakdown_restarts);
     cli_json_int(j, "reps", o->reps);
     cli_json_int(j, "warmup", o->warmup);
+    cli_json_int(j, "nrhs", o->nrhs);
     bench_json_run(j, o->device, r->ctx, r->copy_bytes);
     cli_json_close(j);
 }
@@ -527,7 +560,7 @@ static void write_json(FILE *f, const void *arg)
     fputc('[', f);
     for (int i = 0; i < r->nrows; i++) {
         fputs(i ? "," : "", f);
-        json_row(f, &r->rows[i]);
+        json_row(f, &r->rows[i], r->o->nrhs);
     }
     fputc(']', f);
     cli_json_end(&j);
