@@ -466,38 +466,63 @@ static kr_status csr_apply(kr_ctx *ctx, void *impl, double alpha,
     return KR_OK;
 }
 
-/* Y = A X, k columns, row-major; each entry summed in the row's column
- * order, as csr_apply sums one column. A group's values are column-major
- * (interleave_groups), so value j of row r0 + u is at base + j * g + u. */
-static void csr_multi_block(const csr_impl *m, int32_t b, int32_t k,
-                            const double *restrict X, double *restrict Y)
+/* The k columns of row i (in block b) up to 8 at a time, each entry
+ * summed in the row's column order, as csr_apply sums one column. A
+ * group's values are column-major (interleave_groups), so value j of row
+ * r0 + u is at base + j * g + u. */
+#define KR_MULTI_CHUNK 8
+static void csr_multi_row(const csr_impl *m, int32_t b, int32_t i, int32_t k,
+                          const double *restrict X, double *restrict Y)
 {
-    int32_t g = m->g[b], r0 = m->bstart[b], r1 = m->bstart[b + 1];
-    for (int32_t i = r0; i < r1; i++) {
-        int32_t base = g == 1 ? m->rowptr[i] : m->rowptr[r0];
-        int32_t len = m->rowptr[i + 1] - m->rowptr[i];
-        int32_t step = g == 1 ? 1 : g, off = g == 1 ? 0 : i - r0;
-        const int32_t *ci = m->colind + (g == 1 ? m->rowptr[i] : base);
-        double *y = Y + (size_t)i * k;
-        for (int32_t c = 0; c < k; c++)
-            y[c] = 0.0;
+    int32_t g = m->g[b], r0 = m->bstart[b];
+    int32_t base = g == 1 ? m->rowptr[i] : m->rowptr[r0];
+    int32_t len = m->rowptr[i + 1] - m->rowptr[i];
+    int32_t step = g == 1 ? 1 : g, off = g == 1 ? 0 : i - r0;
+    const int32_t *ci = m->colind + m->rowptr[i];
+    const double *v = m->val + base + off;
+    for (int32_t c0 = 0; c0 < k; c0 += KR_MULTI_CHUNK) {
+        int32_t w = k - c0 < KR_MULTI_CHUNK ? k - c0 : KR_MULTI_CHUNK;
+        double acc[KR_MULTI_CHUNK] = {0};
         for (int32_t j = 0; j < len; j++) {
-            double v = m->val[base + (size_t)j * step + off];
-            const double *x = X + (size_t)ci[j] * k;
-            for (int32_t c = 0; c < k; c++)
-                y[c] += v * x[c];
+            double a = v[(size_t)j * step];
+            const double *x = X + (size_t)ci[j] * k + c0;
+            for (int32_t c = 0; c < w; c++)
+                acc[c] += a * x[c];
         }
+        memcpy(Y + (size_t)i * k + c0, acc, (size_t)w * sizeof *acc);
     }
 }
 
+/* Rows [lo, hi), the first in block b. */
+static void csr_multi_rows(const csr_impl *m, int32_t b, int32_t lo, int32_t hi,
+                           int32_t k, const double *X, double *Y)
+{
+    for (int32_t i = lo; i < hi; i++) {
+        while (m->bstart[b + 1] <= i)
+            b++;
+        csr_multi_row(m, b, i, k, X, Y);
+    }
+}
+
+/* Y = A X, row-major: each thread a contiguous share of the rows, cut at
+ * group boundaries as csr_apply cuts them (a run of single rows is one
+ * block however long, so blocks are no unit of work). */
 static kr_status csr_apply_multi(kr_ctx *ctx, void *impl, int32_t k,
                                  const double *X, double *Y)
 {
     const csr_impl *m = impl;
     int threads = (int64_t)m->nnz * k < 50000 ? 1 : kr_ctx_threads(ctx);
-#pragma omp parallel for schedule(dynamic, 64) num_threads(threads)
-    for (int32_t b = 0; b < m->nblocks; b++)
-        csr_multi_block(m, b, k, X, Y);
+    if (m->nrows == 0) return KR_OK;
+    if (threads == 1) {
+        csr_multi_rows(m, 0, 0, m->nrows, k, X, Y);
+        return KR_OK;
+    }
+#pragma omp parallel num_threads(threads)
+    {
+        int t = omp_get_thread_num(), T = omp_get_num_threads();
+        int32_t lo = thread_start(m, t, T), hi = thread_start(m, t + 1, T);
+        if (lo < hi) csr_multi_rows(m, block_of(m, lo), lo, hi, k, X, Y);
+    }
     return KR_OK;
 }
 
