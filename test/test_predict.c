@@ -165,6 +165,27 @@ START_TEST(test_auto_in_build)
 }
 END_TEST
 
+/* krylov solve --permute auto: a usage error (exit 2) saying how to train
+ * a model, before any work; with a model, the report says why. */
+START_TEST(test_solve_auto)
+{
+    kt_output r = kt_command(NULL, kt_krylov_bin(), NULL,
+                             "solve --gen poisson2d:9 --device cpu "
+                             "--permute auto");
+    if (!kr_row_order_model_trained()) {
+        ck_assert_int_eq(r.rc, 2);
+        ck_assert_msg(strstr(r.err, "--permute auto: no trained row-order "
+                                    "model in this build; train it with "
+                                    "bench/spmm_train.py on GPU timings"),
+                      "%s", r.err);
+    } else {
+        ck_assert_msg(r.rc == 0, "%s", r.err);
+        ck_assert_ptr_nonnull(strstr(r.out, "row order choice:"));
+    }
+    kt_output_free(&r);
+}
+END_TEST
+
 /* ------------------------------------------------------------- pipeline */
 
 static int run(const char *cmd)
@@ -239,6 +260,7 @@ static Suite *predict_suite(void)
     tcase_add_test(tc, test_choice);
     tcase_add_test(tc, test_check);
     tcase_add_test(tc, test_auto_in_build);
+    tcase_add_test(tc, test_solve_auto);
     tcase_add_test(tc, test_pipeline);
     tcase_set_timeout(tc, KT_HANG_GUARD_S);
     suite_add_tcase(s, tc);
