@@ -127,6 +127,11 @@ for g in $gens; do
     matrix "$g" --gen "$g"
 done
 echo "spmm_train: $n matrices timed, $failed failed, $(($(date +%s) - start)) s; JSON under $OUT"
+if ! command -v python3 >/dev/null; then
+    echo "spmm_train: no python3 here; train elsewhere with"
+    echo "  python3 bench/spmm_train.py $OUT --report predictor.md --c row_order_model.c"
+    exit 0
+fi
 python3 "$here/spmm_train.py" "$OUT" --report "$OUT/predictor.md" \
     --c "$OUT/row_order_model.c"
 echo "spmm_train: the tree is $OUT/row_order_model.c; after review copy it"

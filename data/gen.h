@@ -48,6 +48,14 @@ uint64_t kr_gen_next64(uint64_t *s);
 int32_t kr_gen_below(uint64_t *s, int32_t m);
 double kr_gen_uniform_pm1(uint64_t *s);
 void kr_gen_sample_sorted(uint64_t *s, int32_t k, int32_t m, int32_t *out);
+/* out[0..k]: k distinct values of [0, m) other than self, and self, sorted;
+ * returns self's position. */
+int32_t kr_gen_sample_with(uint64_t *s, int32_t k, int32_t m, int32_t self,
+                           int32_t *out);
+/* val[0..len): off-diagonals uniform in [-1, 1), val[diag] = 1 + the sum
+ * of their magnitudes (strict diagonal dominance). */
+void kr_gen_dominant_values(uint64_t *s, int32_t len, int32_t diag,
+                            double *val);
 
 /* Threads for a loop over `work` items: 1 when small, else the context's. */
 int kr_gen_threads(const kr_ctx *ctx, int64_t work);

@@ -9,7 +9,6 @@
 #include "core/error.h"
 #include "data/gen.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,18 +19,6 @@ static uint64_t stream(uint64_t key, uint64_t seed, int32_t i, uint64_t part)
 {
     return kr_gen_mix64(key ^ kr_gen_mix64(seed) ^
                         kr_gen_mix64(((uint64_t)(uint32_t)i << 2) | part));
-}
-
-/* Values of row i at positions [0, len) with the diagonal at `diag`. */
-static void dominant_values(uint64_t *s, int32_t len, int32_t diag, double *val)
-{
-    double off = 0;
-    for (int32_t t = 0; t < len; t++) {
-        if (t == diag) continue;
-        val[t] = kr_gen_uniform_pm1(s);
-        off += fabs(val[t]);
-    }
-    val[diag] = 1.0 + off;
 }
 
 /* rowptr[i + 1] = len[i] summed; len is rowptr + 1 on entry. */
@@ -89,7 +76,7 @@ kr_status kr_gen_banded(kr_ctx *ctx, int32_t N, int32_t width, uint64_t seed,
         for (int32_t j = lo; j <= hi; j++)
             col[j - lo] = j;
         uint64_t s = stream(BAND_KEY, seed, i, 1);
-        dominant_values(&s, hi - lo + 1, i - lo, A->val + A->rowptr[i]);
+        kr_gen_dominant_values(&s, hi - lo + 1, i - lo, A->val + A->rowptr[i]);
     }
     return KR_OK;
 }
@@ -101,14 +88,7 @@ static void blocks_of(uint64_t seed, int32_t I, int32_t nb, int32_t per_row,
                       int32_t *out)
 {
     uint64_t s = stream(BLOCK_KEY, seed, I, 0);
-    kr_gen_sample_sorted(&s, per_row, nb - 1, out);
-    int32_t p = 0;
-    for (int32_t t = 0; t < per_row; t++)
-        out[t] += out[t] >= I; /* skip I */
-    while (p < per_row && out[p] < I)
-        p++;
-    memmove(out + p + 1, out + p, sizeof *out * (size_t)(per_row - p));
-    out[p] = I;
+    kr_gen_sample_with(&s, per_row, nb, I, out);
 }
 
 static int32_t block_width(int32_t J, int32_t size, int32_t N)
@@ -130,7 +110,7 @@ static void fill_block_row(uint64_t seed, int32_t i, int32_t size, int32_t N,
             col[p++] = j;
         }
     uint64_t s = stream(BLOCK_KEY, seed, i, 1);
-    dominant_values(&s, p, diag, val);
+    kr_gen_dominant_values(&s, p, diag, val);
 }
 
 kr_status kr_gen_blocks(kr_ctx *ctx, int32_t N, int32_t size, int32_t per_row,

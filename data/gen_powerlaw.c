@@ -15,7 +15,6 @@
 
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 #define PL_SEED 0x6b72796c6f763031ull /* fixed: same spec, same matrix */
 #define PL_BISECT 64
@@ -77,21 +76,8 @@ static void fill_row(int32_t i, int32_t N, int32_t len, int32_t *col,
                      double *val)
 {
     uint64_t s = row_state(i, 1);
-    int32_t k = len - 1, p = 0;
-    kr_gen_sample_sorted(&s, k, N - 1, col);
-    for (int32_t t = 0; t < k; t++)
-        col[t] += col[t] >= i; /* skip i */
-    while (p < k && col[p] < i)
-        p++;
-    memmove(col + p + 1, col + p, sizeof *col * (size_t)(k - p));
-    col[p] = i;
-    double off = 0;
-    for (int32_t t = 0; t < len; t++) {
-        if (t == p) continue;
-        val[t] = kr_gen_uniform_pm1(&s);
-        off += fabs(val[t]);
-    }
-    val[p] = 1.0 + off;
+    int32_t p = kr_gen_sample_with(&s, len - 1, N, i, col);
+    kr_gen_dominant_values(&s, len, p, val);
 }
 
 kr_status kr_gen_powerlaw(kr_ctx *ctx, int32_t N, double mean, double shape,

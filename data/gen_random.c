@@ -3,6 +3,9 @@
  * thread count) and sorted samples of distinct integers. */
 #include "data/gen.h"
 
+#include <math.h>
+#include <string.h>
+
 uint64_t kr_gen_mix64(uint64_t z)
 {
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -110,4 +113,29 @@ void kr_gen_sample_sorted(uint64_t *s, int32_t k, int32_t m, int32_t *out)
         sort_i32(out, k);
         got = unique_i32(out, k);
     }
+}
+
+int32_t kr_gen_sample_with(uint64_t *s, int32_t k, int32_t m, int32_t self,
+                           int32_t *out)
+{
+    int32_t p = 0;
+    kr_gen_sample_sorted(s, k, m - 1, out);
+    for (int32_t t = 0; t < k; t++)
+        out[t] += out[t] >= self; /* skip self */
+    while (p < k && out[p] < self)
+        p++;
+    memmove(out + p + 1, out + p, sizeof *out * (size_t)(k - p));
+    out[p] = self;
+    return p;
+}
+
+void kr_gen_dominant_values(uint64_t *s, int32_t len, int32_t diag, double *val)
+{
+    double off = 0;
+    for (int32_t t = 0; t < len; t++) {
+        if (t == diag) continue;
+        val[t] = kr_gen_uniform_pm1(s);
+        off += fabs(val[t]);
+    }
+    val[diag] = 1.0 + off;
 }
