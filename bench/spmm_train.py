@@ -9,7 +9,10 @@ the summed log(time / the sample's best time)) maps the features to the
 choice with the least regret. The tree is evaluated on matrices held out
 of training (k-fold by matrix, never by row), then trained on every sample
 and written as a C source file in the form spmv/predict.h reads, with the
-data's provenance in its header comment.
+data's provenance in its header comment. A leaf picks no row order that
+was more than --guard (5%) slower than its format unpermuted on any of its
+training samples (the issue's bound), so the leaf's cost can exceed the
+unguarded least.
 
 Plain Python 3, standard library only (no NumPy on the lent machines).
 
@@ -147,22 +150,34 @@ def best_split(data, idx, min_leaf):
     return best
 
 
-def leaf(data, idx):
+def safe(data, idx, c, guard):
+    """c is never slower than its format unpermuted by more than guard on
+    the samples idx (guard 0: no limit)."""
+    if not guard or c[1] == "none":
+        return True
+    plain = (c[0], "none")
+    return all(c in data.t[i] and (plain not in data.t[i] or
+                                   data.t[i][c] <= guard * data.t[i][plain])
+               for i in idx)
+
+
+def leaf(data, idx, guard):
     nc = len(data.choices)
     sums = column_sums(data.cost, idx, nc)
+    ok = {j for j, c in enumerate(data.choices) if safe(data, idx, c, guard)}
     node = {"leaf": True, "n": len(idx), "cost": min(sums),
-            "choice": data.choices[argmin(sums)], "by_format": {}}
+            "choice": data.choices[argmin(sums, ok)], "by_format": {}}
     formats = sorted({c[0] for c in data.choices})
     for fmt in formats:
-        allowed = {j for j, c in enumerate(data.choices) if c[0] == fmt and
-                   any(c in data.t[i] for i in idx)}
+        allowed = {j for j in ok if data.choices[j][0] == fmt and
+                   any(data.choices[j] in data.t[i] for i in idx)}
         if allowed:
             node["by_format"][fmt] = data.choices[argmin(sums, allowed)][1]
     return node
 
 
 def grow(data, idx, depth, args):
-    node = leaf(data, idx)
+    node = leaf(data, idx, args.guard)
     if depth >= args.depth or len(idx) < 2 * args.min_leaf:
         return node
     split = best_split(data, idx, args.min_leaf)
@@ -344,8 +359,9 @@ def report_lines(files, samples, choices, stats, args):
              "device: %s; runs dated %s to %s" %
              ("; ".join(devices), dates[0] if dates else "?",
               dates[-1] if dates else "?"),
-             "choices: %d (format/order); depth <= %d, leaves >= %d samples" %
-             (len(choices), args.depth, args.min_leaf),
+             "choices: %d (format/order); depth <= %d, leaves >= %d "
+             "samples, guard %g" % (len(choices), args.depth, args.min_leaf,
+                                    args.guard),
              "held out (%d folds by matrix, seed %d):" % (args.folds,
                                                           args.seed)]
     for k in sorted(stats):
@@ -372,6 +388,11 @@ def main(argv):
                    "final tree's pick here (for test_predict)")
     p.add_argument("--formats", help="only these formats' choices "
                    "(comma-separated; default: every format timed but auto)")
+    p.add_argument("--guard", type=float, default=1.05,
+                   help="a leaf picks no order that was slower than its "
+                   "format unpermuted by more than this factor on any of "
+                   "its training samples (0: no limit; default "
+                   "%(default)s, the issue's 5%%)")
     p.add_argument("--depth", type=int, default=4)
     p.add_argument("--min-leaf", type=int, default=3)
     p.add_argument("--folds", type=int, default=5)
