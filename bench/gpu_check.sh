@@ -25,6 +25,11 @@
 #            iteration; FORMATS (default "auto csr hyb") picks the formats.
 #            The device build's "upload" is the pinned upload of the CSR
 #            arrays the target (setup <= 2x it) is measured against
+#   train    bench/spmm_train.sh: the row-order predictor's training data
+#            (bench spmm --json per matrix, k = 4..32, every format and
+#            row order, generated families and the shared matrices) under
+#            $OUT/spmm-train, and the tree trained and evaluated on it; on
+#            request, about 3-5 minutes (BUDGET_S caps it, default 300 s)
 #   small    per-iteration times on the shared matrices with nnz >= 1e5,
 #            GPU against the CPU backend at 16 threads (Jacobi, 4 methods),
 #            and the setup of poisson3d:160 (jacobi; bjacobi, whose JSON
@@ -260,11 +265,17 @@ part_setup() {
     done
 }
 
+part_train() {
+    echo "== SpMM row-order predictor: training data and tree"
+    KRYLOV="$build/krylov" OUT="$OUT/spmm-train" \
+        MATRICES="$KRYLOV_MATRICES" sh bench/spmm_train.sh
+}
+
 for p in $parts; do
     case $p in
-    tests | spmv | spmm | gje | solve | bjacobi | profile | small | sanitize | setup)
+    tests | spmv | spmm | gje | solve | bjacobi | profile | small | sanitize | setup | train)
         "part_$p"
         ;;
-    *) echo "unknown part '$p' (tests spmv spmm gje solve bjacobi profile small sanitize setup)" ;;
+    *) echo "unknown part '$p' (tests spmv spmm gje solve bjacobi profile small sanitize setup train)" ;;
     esac
 done

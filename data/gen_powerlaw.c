@@ -1,7 +1,8 @@
-/* powerlaw:N,mean: an N x N nonsymmetric matrix with strongly skewed row
- * lengths. Row i has length L_i = min(N, 1 + floor(s Y_i)), where Y_i =
- * X_i - 1 and X_i is Pareto with shape 1.5 (P(X > x) = x^-1.5 for x >= 1,
- * density exponent 2.5; shifted so that rows of length 1 occur). The
+/* powerlaw:N,mean,shape: an N x N nonsymmetric matrix with strongly skewed
+ * row lengths. Row i has length L_i = min(N, 1 + floor(s Y_i)), where Y_i =
+ * X_i - 1 and X_i is Pareto with the given shape a (P(X > x) = x^-a for
+ * x >= 1, density exponent a + 1; default 1.5; shifted so that rows of
+ * length 1 occur; a smaller shape gives a heavier tail). The
  * scale s is the largest that keeps sum L_i <= floor(mean N), found by
  * bisection, so the mean is met closely and nnz is known before anything
  * big is allocated. Row i holds the diagonal and L_i - 1 distinct random
@@ -14,49 +15,25 @@
 
 #include <math.h>
 #include <stdlib.h>
-#include <string.h>
 
 #define PL_SEED 0x6b72796c6f763031ull /* fixed: same spec, same matrix */
-#define PL_SHAPE 1.5
 #define PL_BISECT 64
-
-static uint64_t mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static uint64_t next64(uint64_t *s)
-{
-    return mix64(*s += 0x9e3779b97f4a7c15ull);
-}
 
 /* The start of row i's stream number `stream`. */
 static uint64_t row_state(int32_t i, uint64_t stream)
 {
-    return mix64(PL_SEED ^ mix64(((uint64_t)(uint32_t)i << 2) | stream));
-}
-
-/* uniform in [0, m), m < 2^32 (multiply-shift; the bias is < 2^-32) */
-static int32_t below(uint64_t *s, int32_t m)
-{
-    return (int32_t)(((next64(s) >> 32) * (uint64_t)m) >> 32);
-}
-
-static double uniform_pm1(uint64_t *s)
-{
-    return (double)(next64(s) >> 11) * 0x1.0p-52 - 1.0;
+    return kr_gen_mix64(PL_SEED ^
+                        kr_gen_mix64(((uint64_t)(uint32_t)i << 2) | stream));
 }
 
 /* ------------------------------------------------------------ row lengths */
 
 /* Y_i = X_i - 1 >= 0 */
-static double shifted_pareto(int32_t i)
+static double shifted_pareto(int32_t i, double shape)
 {
     uint64_t s = row_state(i, 0);
-    double u = (double)((next64(&s) >> 11) + 1) * 0x1.0p-53; /* (0, 1] */
-    return pow(u, -1.0 / PL_SHAPE) - 1.0;
+    double u = (double)((kr_gen_next64(&s) >> 11) + 1) * 0x1.0p-53; /* (0, 1] */
+    return pow(u, -1.0 / shape) - 1.0;
 }
 
 static int32_t row_len(double scale, double y, int32_t N)
@@ -93,116 +70,18 @@ static double find_scale(const double *x, int32_t N, int64_t target, int nt)
     return lo;
 }
 
-/* ------------------------------------------------------ sorted samples */
-
-static void swap_i32(int32_t *a, int32_t *b)
-{
-    int32_t t = *a;
-    *a = *b;
-    *b = t;
-}
-
-static void insertion_sort(int32_t *a, int32_t n)
-{
-    for (int32_t i = 1; i < n; i++) {
-        int32_t v = a[i], j = i;
-        for (; j > 0 && a[j - 1] > v; j--)
-            a[j] = a[j - 1];
-        a[j] = v;
-    }
-}
-
-/* Quicksort: median of three moved to a[0], Hoare partition (which then
- * splits into two non-empty parts), recursion on the smaller part only. */
-static void sort_i32(int32_t *a, int32_t n)
-{
-    while (n > 24) {
-        int32_t m = n / 2;
-        if (a[m] < a[0]) swap_i32(&a[m], &a[0]);
-        if (a[n - 1] < a[0]) swap_i32(&a[n - 1], &a[0]);
-        if (a[n - 1] < a[m]) swap_i32(&a[n - 1], &a[m]);
-        swap_i32(&a[0], &a[m]);
-        int32_t p = a[0], i = -1, j = n;
-        for (;;) {
-            do
-                i++;
-            while (a[i] < p);
-            do
-                j--;
-            while (a[j] > p);
-            if (i >= j) break;
-            swap_i32(&a[i], &a[j]);
-        }
-        int32_t left = j + 1;
-        if (left < n - left) {
-            sort_i32(a, left);
-            a += left;
-            n -= left;
-        } else {
-            sort_i32(a + left, n - left);
-            n = left;
-        }
-    }
-    insertion_sort(a, n);
-}
-
-/* Removes repeats from sorted a[0..n-1]; returns the new length. */
-static int32_t unique_i32(int32_t *a, int32_t n)
-{
-    int32_t u = n > 0;
-    for (int32_t t = 1; t < n; t++)
-        if (a[t] != a[u - 1]) a[u++] = a[t];
-    return u;
-}
-
-/* k distinct sorted values from [0, m). Dense requests (4k > m) use
- * selection sampling (Knuth's algorithm S, O(m) <= O(4k)); sparse ones draw,
- * sort and drop repeats, then redraw the missing, which converges fast
- * because at most a quarter of [0, m) is taken. Both give every k-subset
- * the same probability. */
-static void sample_sorted(uint64_t *s, int32_t k, int32_t m, int32_t *out)
-{
-    if ((int64_t)k * 4 > m) {
-        int32_t got = 0;
-        for (int32_t t = 0; t < m && got < k; t++)
-            if ((double)(m - t) * (double)(next64(s) >> 11) * 0x1.0p-53 <
-                (double)(k - got))
-                out[got++] = t;
-        return;
-    }
-    int32_t got = 0;
-    while (got < k) {
-        for (int32_t t = got; t < k; t++)
-            out[t] = below(s, m);
-        sort_i32(out, k);
-        got = unique_i32(out, k);
-    }
-}
-
 /* Row i: len - 1 off-diagonal columns from the N - 1 others, then the
  * diagonal inserted in order, values, and a_ii = 1 + sum |a_ij|. */
 static void fill_row(int32_t i, int32_t N, int32_t len, int32_t *col,
                      double *val)
 {
     uint64_t s = row_state(i, 1);
-    int32_t k = len - 1, p = 0;
-    sample_sorted(&s, k, N - 1, col);
-    for (int32_t t = 0; t < k; t++)
-        col[t] += col[t] >= i; /* skip i */
-    while (p < k && col[p] < i)
-        p++;
-    memmove(col + p + 1, col + p, sizeof *col * (size_t)(k - p));
-    col[p] = i;
-    double off = 0;
-    for (int32_t t = 0; t < len; t++) {
-        if (t == p) continue;
-        val[t] = uniform_pm1(&s);
-        off += fabs(val[t]);
-    }
-    val[p] = 1.0 + off;
+    int32_t p = kr_gen_sample_with(&s, len - 1, N, i, col);
+    kr_gen_dominant_values(&s, len, p, val);
 }
 
-kr_status kr_gen_powerlaw(kr_ctx *ctx, int32_t N, double mean, kr_csr *A)
+kr_status kr_gen_powerlaw(kr_ctx *ctx, int32_t N, double mean, double shape,
+                          kr_csr *A)
 {
     kr_status st = KR_OK;
     int nt = kr_gen_threads(ctx, N);
@@ -213,7 +92,7 @@ kr_status kr_gen_powerlaw(kr_ctx *ctx, int32_t N, double mean, kr_csr *A)
                        "powerlaw: out of host memory for %d row lengths", N);
 #pragma omp parallel for schedule(static) num_threads(nt)
     for (int32_t i = 0; i < N; i++)
-        x[i] = shifted_pareto(i);
+        x[i] = shifted_pareto(i, shape);
     double scale = find_scale(x, N, (int64_t)floor(mean * (double)N), nt);
     int64_t nnz = total_len(x, N, scale, nt);
     KR_CHECK(st, kr_csr_alloc(ctx, N, N, (int32_t)nnz, A), done);

@@ -38,6 +38,19 @@ static const char *const *singular_names(void)
 
 #define OFF(field) offsetof(solve_opts, field)
 
+/* The row orders and "auto" (the trained model's pick). */
+static const char *const *permute_choices(void)
+{
+    static const char *names[64];
+    if (!names[0]) {
+        int n = 0;
+        for (const char *const *p = kr_permute_names(); *p && n < 62; p++)
+            names[n++] = *p;
+        names[n] = "auto";
+    }
+    return names;
+}
+
 static const cli_opt solve_table[] = {
     {"-b", "--rhs", CLI_STR, OFF(rhs), 0, 0, NULL, "FILE",
      "right-hand side, n x 1 or a PETSc binary vector (default: b = A*ones, "
@@ -94,10 +107,12 @@ static const cli_opt solve_table[] = {
      "(csr on the CPU, where the others are reference kernels), auto-probe "
      "also times the close candidates on the GPU; the report says which "
      "and why"},
-    {"--permute", NULL, CLI_CHOICE, OFF(permute), 0, 0, kr_permute_names, "R",
+    {"--permute", NULL, CLI_CHOICE, OFF(permute), 0, 0, permute_choices, "R",
      "row order the format is built in (Mehrabi et al.: plain = longest "
      "rows first, flipped, lpt, warp, cta, lpt-warp; see README); results "
-     "come back in A's order; the report names it and its build time"},
+     "come back in A's order; the report names it and its build time; auto: "
+     "the trained row-order model picks it (and the format under --format "
+     "auto) and the report says why; refused in a build without a model"},
     {"--rtol", NULL, CLI_REAL, OFF(rtol), 0, INFINITY, NULL, "X",
      "converged when ||r|| <= max(rtol*||b||, atol)"},
     {"--atol", NULL, CLI_REAL, OFF(atol), 0, INFINITY, NULL, "X",
@@ -493,6 +508,7 @@ static int setup(solve_run *r)
     kr_matrix_options_default(&mo);
     mo.format = r->o->format;
     mo.permute = r->o->permute;
+    mo.columns = r->k > 0 ? r->k : 1;
     kr_status st = kr_matrix_create_opts(r->ctx, &r->A, &mo, &r->M);
     double t1 = kr_wtime();
     if (st == KR_OK)
@@ -605,6 +621,7 @@ void cli_solve_report_problem(const solve_run *r, cli_report *rep)
     rep->format_requested = r->o->format;
     rep->format_reason = kr_matrix_format_reason(r->M);
     rep->permutation = kr_matrix_permutation(r->M);
+    rep->permute_reason = kr_matrix_permutation_reason(r->M);
     rep->permute_seconds = kr_matrix_permute_seconds(r->M);
     rep->device = kr_ctx_device_name(r->ctx);
     rep->threads = kr_ctx_threads(r->ctx);
@@ -701,6 +718,11 @@ int cli_cmd_solve(int argc, char **argv)
         return cli_usage_error("solve", "--save-on-interrupt needs -o FILE");
     if (o.nrhs && o.rhs)
         return cli_usage_error("solve", "give -b FILE or --nrhs K, not both");
+    if (!strcmp(o.permute, "auto") && !kr_row_order_model_trained())
+        return cli_usage_error("solve",
+                               "--permute auto: no trained row-order model in "
+                               "this build; train it with bench/spmm_train.py "
+                               "on GPU timings");
     cli_interrupt_install();
     solve_run r = {.o = &o, .name = matrix ? matrix : o.gen, .allow_multi = 1};
     rc = check_outputs(&o);

@@ -86,6 +86,10 @@ void cli_report_problem_text(FILE *f, const cli_report *r)
     }
     key(f, "row order:");
     fprintf(f, "%s\n", r->permutation);
+    if (r->permute_reason && *r->permute_reason) {
+        key(f, "row order choice:");
+        fprintf(f, "%s\n", r->permute_reason);
+    }
     key(f, "device:");
     fprintf(f, "%s\n", r->device);
     key(f, "threads:");
@@ -171,6 +175,8 @@ void cli_report_problem_json(cli_json *j, const cli_report *r)
     cli_json_str(j, "format_requested", r->format_requested);
     cli_json_str(j, "format_reason", r->format_reason);
     cli_json_str(j, "permutation", r->permutation);
+    cli_json_str(j, "permutation_reason",
+                 r->permute_reason ? r->permute_reason : "");
     cli_json_str(j, "device", r->device);
     cli_json_int(j, "threads", r->threads);
 }

@@ -22,6 +22,7 @@ typedef struct cli_report {
     const char *format_requested; /* --format ("auto", ...)          */
     const char *format_reason;    /* why auto picked it, or ""       */
     const char *permutation;      /* --permute's row order ("none")  */
+    const char *permute_reason;   /* --permute auto: the model's why */
     double permute_seconds;       /* computing it, in the matrix build */
     int threads;
     const kr_result *res;

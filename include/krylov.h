@@ -302,7 +302,12 @@ typedef struct kr_matrix_options {
                             own order. The format is built on the reordered
                             rows once, and every apply puts each result
                             back in A's row order, so vectors are never
-                            permuted for the caller */
+                            permuted for the caller. "auto": the trained
+                            row-order model picks the order (and the format
+                            when format is NULL or "auto"); refused with
+                            KR_ERR_UNSUPPORTED when the build has no
+                            trained model (kr_row_order_model_trained) */
+    int32_t columns;     /* the k of the SpMMs to come, for "auto" (0: 1) */
 } kr_matrix_options;
 void kr_matrix_options_default(kr_matrix_options *o);
 /* kr_matrix_create with options; o NULL means the defaults. */
@@ -310,6 +315,12 @@ kr_status kr_matrix_create_opts(kr_ctx *ctx, const kr_csr *A,
                                 const kr_matrix_options *o, kr_matrix **M);
 /* The row order M runs with ("none" unless made with one). */
 const char *kr_matrix_permutation(const kr_matrix *M);
+/* Why: for permute "auto", the model and the tree's path to its pick;
+ * otherwise "". */
+const char *kr_matrix_permutation_reason(const kr_matrix *M);
+/* 1 when this build holds a row-order model trained on GPU timings
+ * (bench/spmm_train.py), so that permute "auto" can run; else 0. */
+int kr_row_order_model_trained(void);
 /* Seconds spent computing that order in the build (0 for "none"); part of
  * kr_matrix_build_seconds. */
 double kr_matrix_permute_seconds(const kr_matrix *M);

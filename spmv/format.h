@@ -88,7 +88,8 @@ struct kr_matrix {
      * rowptr NULL otherwise) and the seconds its upload took. */
     kr_csr_view dev;
     double upload_seconds;
-    int pattern_later; /* a device build: pattern not hashed yet */
+    int pattern_later;        /* a device build: pattern not hashed yet */
+    char permute_reason[512]; /* permute "auto": the model's path; else "" */
 };
 
 /* kr_matrix_csr_view without an error message: 1 and *v filled when M

@@ -6,6 +6,7 @@
 #include "spmv/devbuild.h"
 #include "spmv/format.h"
 #include "spmv/permuted.h"
+#include "spmv/predict.h"
 #include "spmv/row_order.h"
 
 #include <stddef.h>
@@ -103,6 +104,23 @@ static kr_status build_impl(kr_ctx *ctx, const kr_csr *A,
     return kr_permuted_build(ctx, A, ops, permute, &M->impl);
 }
 
+/* permute "auto": the model's order (and format, when not given) for A. */
+static kr_status resolve_auto(kr_ctx *ctx, const kr_csr *A,
+                              kr_matrix_options *o, kr_prediction *pick)
+{
+    pick->reason[0] = '\0';
+    if (!o->permute || strcmp(o->permute, "auto") != 0) return KR_OK;
+    KR_TRY(kr_predict_check(ctx, &kr_row_order_model));
+    KR_TRY(kr_csr_check(ctx, A)); /* the features read every index */
+    KR_TRY(kr_predict_choice(ctx, &kr_row_order_model, A,
+                             o->columns > 0 ? o->columns : 1, o->format, pick));
+    o->format = pick->format;
+    o->permute = pick->order;
+    return KR_OK;
+}
+
+int kr_row_order_model_trained(void) { return kr_row_order_model.nnodes > 0; }
+
 kr_status kr_matrix_create_opts(kr_ctx *ctx, const kr_csr *A,
                                 const kr_matrix_options *opt, kr_matrix **out)
 {
@@ -112,6 +130,8 @@ kr_status kr_matrix_create_opts(kr_ctx *ctx, const kr_csr *A,
     *out = NULL;
     kr_matrix_options o;
     KR_TRY(read_options(ctx, opt, &o));
+    kr_prediction pick;
+    KR_TRY(resolve_auto(ctx, A, &o, &pick));
     const char *format = o.format ? o.format : KR_FORMAT_DEFAULT;
     const kr_format_ops *ops;
     KR_TRY(pick_ops(ctx, format, &ops));
@@ -132,6 +152,7 @@ kr_status kr_matrix_create_opts(kr_ctx *ctx, const kr_csr *A,
     }
     M->build_seconds = kr_wtime() - t0;
     M->requested = ops->name;
+    snprintf(M->permute_reason, sizeof M->permute_reason, "%s", pick.reason);
     M->nrows = A->nrows;
     M->ncols = A->ncols;
     M->nnz = A->nnz;
@@ -156,6 +177,11 @@ const char *kr_matrix_permutation(const kr_matrix *M)
 {
     return M && M->ops == &kr_permuted_ops ? kr_permuted_order_name(M->impl)
                                            : "none";
+}
+
+const char *kr_matrix_permutation_reason(const kr_matrix *M)
+{
+    return M ? M->permute_reason : "";
 }
 
 double kr_matrix_permute_seconds(const kr_matrix *M)

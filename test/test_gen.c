@@ -467,6 +467,150 @@ START_TEST(test_powerlaw_edges)
 }
 END_TEST
 
+/* ------------------------------------------------ SpMM training families */
+
+/* spec generated with 1 and with 2 threads (the threaded loops start at
+ * 32768 items of work) must give the same matrix. */
+static void gen_any_threads(const char *spec, kr_csr *A)
+{
+    kr_ctx *one = new_ctx(), *two = new_ctx();
+    kr_csr B;
+    ck_assert_int_eq(kr_ctx_set_threads(one, 1), KR_OK);
+    ck_assert_int_eq(kr_ctx_set_threads(two, 2), KR_OK);
+    gen(one, spec, A);
+    gen(two, spec, &B);
+    ck_assert_msg(same_matrix(A, &B), "%s differs between thread counts", spec);
+    kr_csr_free(&B);
+    kr_ctx_destroy(one);
+    kr_ctx_destroy(two);
+}
+
+/* Row i is the contiguous range [i - l, i + u], 0 <= l, u <= width, and
+ * every l and u in 0..width occurs; a new seed gives a new pattern. */
+START_TEST(test_banded)
+{
+    kr_csr A, B;
+    gen_any_threads("banded:20000,6,7", &A);
+    int seen_l[7] = {0}, seen_u[7] = {0};
+    for (int32_t i = 0; i < A.nrows; i++) {
+        int32_t lo = A.colind[A.rowptr[i]], hi = A.colind[A.rowptr[i + 1] - 1];
+        ck_assert_int_eq(hi - lo + 1, A.rowptr[i + 1] - A.rowptr[i]);
+        ck_assert(lo <= i && i <= hi && i - lo <= 6 && hi - i <= 6);
+        if (lo > 0) seen_l[i - lo]++;
+        if (hi < A.nrows - 1) seen_u[hi - i]++;
+    }
+    for (int w = 0; w <= 6; w++)
+        ck_assert_msg(seen_l[w] > 2000 && seen_u[w] > 2000, "width %d", w);
+    assert_dominant(&A);
+    kr_ctx *ctx = new_ctx();
+    gen(ctx, "banded:20000,6,8", &B);
+    ck_assert(!same_pattern(&A, &B));
+    kr_csr_free(&B);
+    gen(ctx, "banded:5,0", &B); /* width 0: the diagonal */
+    ck_assert(B.nnz == 5 && B.colind[4] == 4 && B.val[4] == 1.0);
+    kr_csr_free(&B);
+    gen(ctx, "banded:3", &B); /* default width lowered to N - 1 */
+    ck_assert_int_le(B.nnz, 9);
+    kr_csr_free(&B);
+    kr_csr_free(&A);
+    kr_ctx_destroy(ctx);
+}
+END_TEST
+
+/* Every row of a block row has the same columns: whole blocks, the
+ * diagonal one and per_row others; the last block row is cut at N. */
+START_TEST(test_blocks)
+{
+    kr_csr A;
+    const int32_t size = 5, per_row = 3, N = 20003; /* last block: 3 rows */
+    gen_any_threads("blocks:20003,5,3,11", &A);
+    int32_t nb = (N + size - 1) / size, cut = 0;
+    for (int32_t i = 0; i < N; i++) {
+        const int32_t *c = A.colind + A.rowptr[i];
+        int32_t len = A.rowptr[i + 1] - A.rowptr[i], blocks = 0, diag = 0;
+        for (int32_t t = 0; t < len; t++) {
+            if (t == 0 || c[t] / size != c[t - 1] / size) {
+                blocks++;
+                ck_assert_int_eq(c[t] % size, 0); /* a block starts whole */
+            }
+            diag |= c[t] / size == i / size;
+        }
+        ck_assert_msg(blocks == per_row + 1 && diag, "row %d", i);
+        ck_assert(len == (per_row + 1) * size ||
+                  (len == per_row * size + N % size && ++cut));
+        if (i % size) /* same columns as the row before */
+            ck_assert(len == A.rowptr[i] - A.rowptr[i - 1] &&
+                      !memcmp(c, A.colind + A.rowptr[i - 1],
+                              sizeof *c * (size_t)len));
+    }
+    ck_assert_int_gt(cut, 0); /* some rows hold the short last block */
+    ck_assert_int_lt(cut, N / 2);
+    assert_dominant(&A);
+    kr_csr_free(&A);
+    kr_ctx *ctx = new_ctx();
+    gen(ctx, "blocks:12,4,2", &A); /* every block row is full */
+    ck_assert_int_eq(A.nnz, 144);
+    kr_csr_free(&A);
+    gen(ctx, "blocks:4", &A); /* defaults lowered: one 4 x 4 block */
+    ck_assert_int_eq(A.nnz, 16);
+    kr_csr_free(&A);
+    (void)nb;
+    kr_ctx_destroy(ctx);
+}
+END_TEST
+
+/* The first width rows and columns full, the diagonal, exact symmetry,
+ * nnz = width N + (N - width)(width + 1), and CG-friendly: SPD by strict
+ * dominance with a positive diagonal. */
+START_TEST(test_arrow)
+{
+    kr_csr A;
+    gen_any_threads("arrow:40000,3", &A);
+    ck_assert_int_eq(A.nnz, 3 * 40000 + (40000 - 3) * 4);
+    for (int32_t i = 0; i < A.nrows; i++) {
+        int32_t len = A.rowptr[i + 1] - A.rowptr[i];
+        ck_assert_int_eq(len, i < 3 ? 40000 : 4);
+        ck_assert(entry(&A, i, i) == len);
+        ck_assert(row_sum(&A, i) == 1.0);
+    }
+    kr_ctx *ctx = new_ctx();
+    assert_symmetric(ctx, &A, "arrow:40000,3");
+    kr_csr_free(&A);
+    gen(ctx, "arrow:6,6", &A); /* width N: dense */
+    ck_assert_int_eq(A.nnz, 36);
+    kr_csr_free(&A);
+    kr_ctx_destroy(ctx);
+}
+END_TEST
+
+/* A smaller shape gives a heavier tail at the same mean. */
+START_TEST(test_powerlaw_shape)
+{
+    kr_ctx *ctx = new_ctx();
+    kr_csr A, B, C;
+    kr_row_stats a, b;
+    gen(ctx, "powerlaw:100000,10,1.2", &A);
+    gen(ctx, "powerlaw:100000,10,3", &B);
+    gen(ctx, "powerlaw:100000,10,1.5", &C);
+    kr_csr_row_stats(&A, &a);
+    kr_csr_row_stats(&B, &b);
+    ck_assert(fabs(a.mean - 10) < 2 && fabs(b.mean - 10) < 2);
+    ck_assert_msg(a.max > 4 * b.max && a.stddev > 2 * b.stddev,
+                  "max %d vs %d, std %g vs %g", a.max, b.max, a.stddev,
+                  b.stddev);
+    kr_csr D;
+    gen(ctx, "powerlaw:100000,10", &D); /* shape 1.5 is the default */
+    ck_assert(same_matrix(&C, &D));
+    assert_dominant(&A);
+    assert_dominant(&B);
+    kr_csr_free(&A);
+    kr_csr_free(&B);
+    kr_csr_free(&C);
+    kr_csr_free(&D);
+    kr_ctx_destroy(ctx);
+}
+END_TEST
+
 /* -------------------------------------------------------------- parsing */
 
 START_TEST(test_bad_specs)
@@ -507,7 +651,21 @@ START_TEST(test_bad_specs)
                                 "powerlaw:10,",
                                 "powerlaw:10,2x",
                                 "poisson",
-                                "poisson3d27x:4"};
+                                "poisson3d27x:4",
+                                "powerlaw:10,5,1",
+                                "powerlaw:10,5,9",
+                                "powerlaw:10,5,2,1",
+                                "banded:10,10",
+                                "banded:10,2.5",
+                                "banded:10,2,-1",
+                                "banded:10,2,1.5",
+                                "blocks:10,0",
+                                "blocks:10,11",
+                                "blocks:10,5,2",
+                                "blocks:10,5,1,2,3",
+                                "arrow:10,0",
+                                "arrow:10,11",
+                                "arrow:10,2,2"};
     kr_ctx *ctx = new_ctx();
     for (size_t t = 0; t < sizeof bad / sizeof *bad; t++) {
         kr_csr A;
@@ -594,7 +752,7 @@ START_TEST(test_help_names)
         kr_csr_free(&A);
         found++;
     }
-    ck_assert_int_eq(found, 6);
+    ck_assert_int_eq(found, 9);
     kr_ctx_destroy(ctx);
 }
 END_TEST
@@ -641,6 +799,10 @@ static Suite *gen_suite(void)
     tcase_add_test(tc, test_powerlaw_stats);
     tcase_add_test(tc, test_powerlaw_columns);
     tcase_add_test(tc, test_powerlaw_edges);
+    tcase_add_test(tc, test_powerlaw_shape);
+    tcase_add_test(tc, test_banded);
+    tcase_add_test(tc, test_blocks);
+    tcase_add_test(tc, test_arrow);
     tcase_set_timeout(tc, KT_HANG_GUARD_S);
     suite_add_tcase(s, tc);
     tc = tcase_create("specs");
