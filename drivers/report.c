@@ -120,7 +120,8 @@ static void text_outcome(FILE *f, const cli_report *r)
     }
     line_num(f, "setup time:", "%.6f", r->setup_seconds, " s");
     line_num(f, "  matrix build:", "%.6f", r->matrix_build_seconds, " s");
-    line_num(f, "    CSR upload:", "%.6f", r->upload_seconds, " s");
+    if (strcmp(r->build, "device") == 0) /* a host build uploads its layout */
+        line_num(f, "    CSR upload:", "%.6f", r->upload_seconds, " s");
     key(f, "    format build:");
     fprintf(f, "%.6f s (%s)\n", r->format_build_seconds, r->build);
     if (strcmp(r->permutation, "none") != 0)
