@@ -495,6 +495,77 @@ START_TEST(gpu_apply_matches_cpu)
 }
 END_TEST
 
+/* Z = blockdiag(X) R for k columns (row-major n x k) by apply_multi on
+ * ctx; Z starts as NaN, so every entry must be written. */
+static void apply_multi_on(kr_ctx *ctx, const int32_t *s, int32_t nb,
+                           const double *X, int k, const double *R, double *Z)
+{
+    kr_gje_batch bb;
+    ck_assert_int_eq(kr_gje_batch_create(ctx, nb, s, &bb), KR_OK);
+    double *dX, *dR, *dZ;
+    size_t nk = (size_t)s[nb] * (size_t)k;
+    ck_assert_int_eq(
+        kr_dev_upload_new(ctx, X, (size_t)bb.total * 8 + 8, (void **)&dX),
+        KR_OK);
+    ck_assert_int_eq(kr_dev_upload_new(ctx, R, nk * 8 + 8, (void **)&dR),
+                     KR_OK);
+    ck_assert_int_eq(kr_dev_zeros(ctx, nk + 1, &dZ), KR_OK);
+    ck_assert_int_eq(ctx->ops->fill(ctx, (int32_t)nk, NAN, dZ), KR_OK);
+    ck_assert_int_eq(
+        kr_gje_batch_ops_for(ctx)->apply_multi(ctx, &bb, dX, k, dR, dZ), KR_OK);
+    ck_assert_int_eq(ctx->ops->download(ctx, Z, dZ, nk * 8), KR_OK);
+    kr_dev_free(ctx, dX);
+    kr_dev_free(ctx, dR);
+    kr_dev_free(ctx, dZ);
+    kr_gje_batch_free(ctx, &bb);
+}
+
+/* k_gje_apply_multi against the CPU's apply_multi: blocks of one width
+ * or of mixed widths, k columns (seed printed). */
+START_TEST(gpu_apply_multi_matches_cpu)
+{
+    kr_ctx *g = kt_gpu_or_skip("gpu_apply_multi_matches_cpu");
+    if (!g) return;
+    kr_ctx *c = kt_cpu();
+    uint64_t st = (uint64_t)kr_wtime();
+    printf("gpu_apply_multi_matches_cpu: seed %llu\n", (unsigned long long)st);
+    const int32_t widths[] = {1, 7, 32, 0};
+    const int ks[] = {1, 3, 8, 33};
+    for (int t = 0; t < 4; t++) {
+        int32_t sizes[64], nb = 1001 + t;
+        for (int i = 0; i < 64; i++) /* up to the width; 0: any size */
+            sizes[i] = 1 + (int32_t)(kt_rand_u64(&st) %
+                                     (uint64_t)(widths[t] ? widths[t] : KMAX));
+        int32_t *s = starts_of(nb, sizes, 64);
+        int64_t total = 0;
+        for (int32_t b = 0; b < nb; b++)
+            total += (int64_t)(s[b + 1] - s[b]) * (s[b + 1] - s[b]);
+        size_t nk = (size_t)s[nb] * (size_t)ks[t];
+        double *X = malloc((size_t)total * 8 + 8), *R = malloc(nk * 8 + 8);
+        double *zg = malloc(nk * 8 + 8), *zc = malloc(nk * 8 + 8);
+        for (int64_t e = 0; e < total; e++)
+            X[e] = 2.0 * kt_rand_uniform(&st) - 1.0;
+        for (size_t e = 0; e < nk; e++)
+            R[e] = kt_rand_uniform(&st);
+        apply_multi_on(g, s, nb, X, ks[t], R, zg);
+        apply_multi_on(c, s, nb, X, ks[t], R, zc);
+        size_t e = 0;
+        while (e < nk && fabs(zg[e] - zc[e]) <= 1e-12 * (1 + fabs(zc[e])))
+            e++;
+        ck_assert_msg(
+            e == nk, "width %d, k = %d: Z entry %zu gpu %.17g cpu %.17g",
+            widths[t], ks[t], e, e < nk ? zg[e] : 0.0, e < nk ? zc[e] : 0.0);
+        free(X);
+        free(R);
+        free(zg);
+        free(zc);
+        free(s);
+    }
+    kr_ctx_destroy(c);
+    kr_ctx_destroy(g);
+}
+END_TEST
+
 /* Pattern flags (the parallel half of the supervariable blocking) equal
  * on both backends, and so the blocks of a bjacobi built on the GPU. */
 static unsigned char *flags_on(kr_ctx *ctx, const kr_csr *A)
@@ -606,6 +677,7 @@ int main(void)
     tcase_add_test(tc, gpu_pivot_ties);
     tcase_add_test(tc, gpu_extract_invert_matches_cpu);
     tcase_add_test(tc, gpu_apply_matches_cpu);
+    tcase_add_test(tc, gpu_apply_multi_matches_cpu);
     tcase_add_test(tc, gpu_blocking_matches_cpu);
     tcase_add_test(tc, gpu_singular_policies);
     suite_add_tcase(s, tc);
