@@ -356,6 +356,50 @@ START_TEST(devbuild_update_values)
 }
 END_TEST
 
+/* device bytes at d equal host bytes at h */
+static void same_as_host(kr_ctx *g, const void *d, const void *h, size_t bytes,
+                         const char *what)
+{
+    kr_dev_array a = {what, d, bytes};
+    unsigned char *got = download(g, &a);
+    size_t at = 0;
+    while (at < bytes && got[at] == ((const unsigned char *)h)[at])
+        at++;
+    ck_assert_msg(at == bytes, "%s differs first at byte %zu of %zu", what,
+                  at + 1, bytes);
+    free(got);
+}
+
+/* A CSR of more than STAGE_MIN (4 MiB) goes through the pinned staging,
+ * its values (over 16 MiB) in two chunks, the two buffers taking turns;
+ * the other tests' matrices are all smaller. Random values, so that a
+ * chunk copied to the wrong place cannot match by chance. */
+START_TEST(devbuild_staged_upload)
+{
+    kr_ctx *g = kt_gpu_or_skip("devbuild_staged_upload");
+    if (!g) return;
+    uint64_t s = (uint64_t)kr_wtime();
+    printf("devbuild_staged_upload: seed %llu\n", (unsigned long long)s);
+    kr_csr A;
+    ck_assert_int_eq(kr_generate(g, "poisson3d:70", &A), KR_OK);
+    ck_assert_uint_gt((size_t)A.nnz * 8, (size_t)16 << 20);
+    for (int32_t k = 0; k < A.nnz; k++)
+        A.val[k] = kt_rand_uniform(&s);
+    kr_csr_view v;
+    ck_assert_int_eq(kr_dev_csr_upload(g, &A, &v), KR_OK);
+    same_as_host(g, v.rowptr, A.rowptr, ((size_t)A.nrows + 1) * 4, "rowptr");
+    same_as_host(g, v.colind, A.colind, (size_t)A.nnz * 4, "colind");
+    same_as_host(g, v.val, A.val, (size_t)A.nnz * 8, "val");
+    for (int32_t k = 0; k < A.nnz; k++)
+        A.val[k] = kt_rand_uniform(&s);
+    ck_assert_int_eq(kr_dev_csr_upload_values(g, &A, &v), KR_OK);
+    same_as_host(g, v.val, A.val, (size_t)A.nnz * 8, "new val");
+    kr_dev_csr_free(g, &v);
+    kr_csr_free(&A);
+    kr_ctx_destroy(g);
+}
+END_TEST
+
 /* ------------------------------------------------------- on the CPU */
 
 START_TEST(devbuild_switch)
@@ -512,6 +556,7 @@ static Suite *suite(void)
     tcase_add_test(t, devbuild_precond_from_view);
     tcase_add_test(t, devbuild_jacobi_zero_diagonal);
     tcase_add_test(t, devbuild_update_values);
+    tcase_add_test(t, devbuild_staged_upload);
     suite_add_tcase(s, t);
     return s;
 }

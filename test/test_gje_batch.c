@@ -431,22 +431,24 @@ START_TEST(gpu_extract_invert_matches_cpu)
 }
 END_TEST
 
-/* z = blockdiag(X) r on the GPU and the CPU, one batch per apply width
- * (largest block 1, 2, 3, 7, 16, 32) and a mix; z poisoned first. */
+/* Z = blockdiag(X) R on ctx: k = 0 by apply (one column), else by
+ * apply_multi over k columns (row-major n x k); Z poisoned first. */
 static void apply_on(kr_ctx *ctx, const int32_t *s, int32_t nb, const double *X,
-                     const double *r, double *z)
+                     int k, const double *r, double *z)
 {
     kr_gje_batch bb;
     ck_assert_int_eq(kr_gje_batch_create(ctx, nb, s, &bb), KR_OK);
     double *dX, *dr, *dz;
-    size_t n = (size_t)s[nb];
+    size_t n = (size_t)s[nb] * (size_t)(k ? k : 1);
     ck_assert_int_eq(
         kr_dev_upload_new(ctx, X, (size_t)bb.total * 8 + 8, (void **)&dX),
         KR_OK);
     ck_assert_int_eq(kr_dev_upload_new(ctx, r, n * 8 + 8, (void **)&dr), KR_OK);
     ck_assert_int_eq(kr_dev_zeros(ctx, n + 1, &dz), KR_OK);
     ctx->ops->fill(ctx, (int32_t)n, NAN, dz);
-    ck_assert_int_eq(kr_gje_batch_ops_for(ctx)->apply(ctx, &bb, dX, dr, dz),
+    const kr_gje_batch_ops *ops = kr_gje_batch_ops_for(ctx);
+    ck_assert_int_eq(k ? ops->apply_multi(ctx, &bb, dX, k, dr, dz)
+                       : ops->apply(ctx, &bb, dX, dr, dz),
                      KR_OK);
     ctx->ops->download(ctx, z, dz, n * 8);
     kr_dev_free(ctx, dX);
@@ -455,23 +457,36 @@ static void apply_on(kr_ctx *ctx, const int32_t *s, int32_t nb, const double *X,
     kr_gje_batch_free(ctx, &bb);
 }
 
+/* nb blocks of random sizes up to width (0: any size), the first of the
+ * width itself; their entries in *total. */
+static int32_t *random_starts(uint64_t *st, int32_t nb, int32_t width,
+                              int64_t *total)
+{
+    int32_t sizes[64];
+    for (int i = 0; i < 64; i++)
+        sizes[i] =
+            1 + (int32_t)(kt_rand_u64(st) % (uint64_t)(width ? width : KMAX));
+    sizes[0] = width ? width : KMAX;
+    int32_t *s = starts_of(nb, sizes, 64);
+    *total = 0;
+    for (int32_t b = 0; b < nb; b++)
+        *total += (int64_t)(s[b + 1] - s[b]) * (s[b + 1] - s[b]);
+    return s;
+}
+
+/* z = blockdiag(X) r on the GPU and the CPU, one batch per apply width
+ * (largest block 1, 2, 3, 7, 16, 32) and a mix. */
 START_TEST(gpu_apply_matches_cpu)
 {
     kr_ctx *g = kt_gpu_or_skip("gpu_apply_matches_cpu");
     if (!g) return;
     kr_ctx *c = kt_cpu();
     uint64_t st = (uint64_t)kr_wtime();
+    printf("gpu_apply_matches_cpu: seed %llu\n", (unsigned long long)st);
     const int32_t widths[] = {1, 2, 3, 7, 16, 32, 0};
     for (int t = 0; t < 7; t++) {
-        int32_t sizes[64], nb = 3001 + t;
-        for (int i = 0; i < 64; i++) /* up to the width; 0: any size */
-            sizes[i] = 1 + (int32_t)(kt_rand_u64(&st) %
-                                     (uint64_t)(widths[t] ? widths[t] : KMAX));
-        sizes[0] = widths[t] ? widths[t] : KMAX;
-        int32_t *s = starts_of(nb, sizes, 64);
-        int64_t total = 0;
-        for (int32_t b = 0; b < nb; b++)
-            total += (int64_t)(s[b + 1] - s[b]) * (s[b + 1] - s[b]);
+        int64_t total;
+        int32_t nb = 3001 + t, *s = random_starts(&st, nb, widths[t], &total);
         double *X = malloc((size_t)total * 8 + 8);
         double *r = malloc((size_t)s[nb] * 8 + 8);
         double *zg = malloc((size_t)s[nb] * 8 + 8);
@@ -480,12 +495,52 @@ START_TEST(gpu_apply_matches_cpu)
             X[e] = kt_rand_uniform(&st);
         for (int32_t i = 0; i < s[nb]; i++)
             r[i] = kt_rand_uniform(&st);
-        apply_on(g, s, nb, X, r, zg);
-        apply_on(c, s, nb, X, r, zc);
+        apply_on(g, s, nb, X, 0, r, zg);
+        apply_on(c, s, nb, X, 0, r, zc);
         ck_assert_msg(kt_rel_diff(s[nb], zg, zc) <= 1e-14, "width %d: %g",
                       widths[t], kt_rel_diff(s[nb], zg, zc));
         free(X);
         free(r);
+        free(zg);
+        free(zc);
+        free(s);
+    }
+    kr_ctx_destroy(c);
+    kr_ctx_destroy(g);
+}
+END_TEST
+
+/* k_gje_apply_multi against the CPU's apply_multi: blocks of one width
+ * or of mixed widths, k columns (seed printed). */
+START_TEST(gpu_apply_multi_matches_cpu)
+{
+    kr_ctx *g = kt_gpu_or_skip("gpu_apply_multi_matches_cpu");
+    if (!g) return;
+    kr_ctx *c = kt_cpu();
+    uint64_t st = (uint64_t)kr_wtime();
+    printf("gpu_apply_multi_matches_cpu: seed %llu\n", (unsigned long long)st);
+    const int32_t widths[] = {1, 7, 32, 0};
+    const int ks[] = {1, 3, 8, 33};
+    for (int t = 0; t < 4; t++) {
+        int64_t total;
+        int32_t nb = 1001 + t, *s = random_starts(&st, nb, widths[t], &total);
+        size_t nk = (size_t)s[nb] * (size_t)ks[t];
+        double *X = malloc((size_t)total * 8 + 8), *R = malloc(nk * 8 + 8);
+        double *zg = malloc(nk * 8 + 8), *zc = malloc(nk * 8 + 8);
+        for (int64_t e = 0; e < total; e++)
+            X[e] = 2.0 * kt_rand_uniform(&st) - 1.0;
+        for (size_t e = 0; e < nk; e++)
+            R[e] = kt_rand_uniform(&st);
+        apply_on(g, s, nb, X, ks[t], R, zg);
+        apply_on(c, s, nb, X, ks[t], R, zc);
+        size_t e = 0;
+        while (e < nk && fabs(zg[e] - zc[e]) <= 1e-12 * (1 + fabs(zc[e])))
+            e++;
+        ck_assert_msg(
+            e == nk, "width %d, k = %d: Z entry %zu gpu %.17g cpu %.17g",
+            widths[t], ks[t], e, e < nk ? zg[e] : 0.0, e < nk ? zc[e] : 0.0);
+        free(X);
+        free(R);
         free(zg);
         free(zc);
         free(s);
@@ -606,6 +661,7 @@ int main(void)
     tcase_add_test(tc, gpu_pivot_ties);
     tcase_add_test(tc, gpu_extract_invert_matches_cpu);
     tcase_add_test(tc, gpu_apply_matches_cpu);
+    tcase_add_test(tc, gpu_apply_multi_matches_cpu);
     tcase_add_test(tc, gpu_blocking_matches_cpu);
     tcase_add_test(tc, gpu_singular_policies);
     suite_add_tcase(s, tc);

@@ -24,7 +24,11 @@
 static const char *const FORMATS[] = {"csr", "ellr", "pellr",
                                       "vsr", "hyb",  "auto"};
 #define NFORMATS (sizeof FORMATS / sizeof FORMATS[0])
-static const int32_t KS[] = {1, 2, 3, 4, 7, 8, 16, 31, 32, 33, 64, 65, 100};
+/* The last, 130, only on the GPU (the CPU skips it to save time): its
+ * staged SpMM kernel takes 128 columns a pass, and 130 needs a second,
+ * partial one. */
+static const int32_t KS[] = {1,  2,  3,  4,  7,  8,   16,
+                             31, 32, 33, 64, 65, 100, 130};
 #define NKS (sizeof KS / sizeof KS[0])
 /* Fewer for the format x order products. */
 static const int32_t KS_PERMUTED[] = {1, 3, 8, 33};
@@ -258,6 +262,7 @@ static void check_formats(kr_ctx *ctx, const kr_csr *A, const char *name,
                           uint64_t seed)
 {
     const char *const *orders = kr_permute_names();
+    size_t nks = kr_ctx_device(ctx) == KR_DEVICE_CPU ? NKS - 1 : NKS;
     for (size_t f = 0; f < NFORMATS; f++)
         for (size_t o = 0; orders[o]; o++) {
             const char *order = o == 0 ? NULL : orders[o];
@@ -272,7 +277,7 @@ static void check_formats(kr_ctx *ctx, const kr_csr *A, const char *name,
                           what,
                           seed + f * 16 + o,
                           o == 0 ? KS : KS_PERMUTED,
-                          o == 0 ? NKS : NKS_PERMUTED};
+                          o == 0 ? nks : NKS_PERMUTED};
             check_matrix(&r);
             check_alpha_beta(&r);
             kr_matrix_destroy(M);
