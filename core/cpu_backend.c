@@ -718,18 +718,27 @@ static int lane_of(int32_t i, int32_t lo, int32_t full)
     return i < full ? (int)((i - lo) & 3) : 0;
 }
 
+/* Rows per tile of the multi-column loops over several blocks: a tile of
+ * one block (KR_TILE_ENTRIES entries, 16 KiB) stays in L1 while each
+ * block's tile streams past it. Row by row over all blocks at once, each
+ * row touched one line in each of up to 64 blocks (GMRES's basis, k times
+ * a single solve's and beyond the L3 at k = 8), a stream per block that
+ * the prefetchers could not follow. */
+#define KR_TILE_ENTRIES 2048
+
 /* acc[((p*4 + u)*nc + c] += X[p](i, j) Y[p](i, j) over rows [lo, hi),
- * for the columns j = COL(cols, c); X[p] is one vector shared by every
- * column when xshared. */
-KR_INLINE void mdot4_impl(int32_t lo, int32_t hi, int k, const int *cols,
-                          int nc, int m, const double *const *X, int xshared,
+ * for the columns j = COL(cols, c), row i into lane_of(i, base, full);
+ * X[p] is one vector shared by every column when xshared. Product by
+ * product: each accumulator still adds its rows in order. */
+KR_INLINE void mdot4_impl(int32_t lo, int32_t hi, int32_t base, int32_t full,
+                          int k, const int *cols, int nc, int m,
+                          const double *const *X, int xshared,
                           const double *const *Y, double *acc)
 {
-    int32_t full = lo + (hi - lo) / 4 * 4;
-    for (int32_t i = lo; i < hi; i++) {
-        int u = lane_of(i, lo, full);
-        size_t row = (size_t)i * (size_t)k;
-        for (int p = 0; p < m; p++) {
+    for (int p = 0; p < m; p++)
+        for (int32_t i = lo; i < hi; i++) {
+            int u = lane_of(i, base, full);
+            size_t row = (size_t)i * (size_t)k;
             const double *y = Y[p] + row, *x = X[p] + row;
             double *a = acc + ((size_t)p * 4 + (size_t)u) * (size_t)nc;
             if (xshared) {
@@ -741,17 +750,21 @@ KR_INLINE void mdot4_impl(int32_t lo, int32_t hi, int k, const int *cols,
                     a[c] += x[COL(cols, c)] * y[COL(cols, c)];
             }
         }
-    }
 }
 
+/* mdot4_impl over [lo, hi) (lanes from lo, as dot_range's), tile by tile */
 static void mdot4(int32_t lo, int32_t hi, int k, const int *cols, int nc, int m,
                   const double *const *X, int xshared, const double *const *Y,
                   double *acc)
 {
-    if (nc == k)
-        mdot4_impl(lo, hi, k, NULL, nc, m, X, xshared, Y, acc);
-    else
-        mdot4_impl(lo, hi, k, cols, nc, m, X, xshared, Y, acc);
+    int32_t full = lo + (hi - lo) / 4 * 4, tile = KR_TILE_ENTRIES / k;
+    for (int32_t t0 = lo; t0 < hi; t0 += tile) {
+        int32_t t1 = hi - t0 < tile ? hi : t0 + tile;
+        if (nc == k)
+            mdot4_impl(t0, t1, lo, full, k, NULL, nc, m, X, xshared, Y, acc);
+        else
+            mdot4_impl(t0, t1, lo, full, k, cols, nc, m, X, xshared, Y, acc);
+    }
 }
 
 /* out[p*nc + c] (+)= the four sums of (p, c) in acc (mdot4's layout) */
@@ -859,22 +872,55 @@ static kr_status cpu_mgemv_t(kr_ctx *ctx, int32_t n, int k, int nb,
     return KR_OK;
 }
 
+/* W(i, j) += alpha * sum over l of V_l(i, j) h(l, j) for rows [lo, hi)
+ * (at most KR_TILE_ENTRIES / k) and the columns j = COL(cols, c): each
+ * row's sum in l order from 0.0, as gemv_n_range's, kept in s while
+ * block by block streams past. */
+KR_INLINE void mgemv_n_impl(int32_t lo, int32_t hi, int k, const int *cols,
+                            int nc, int nb, const double *V, int64_t ldv,
+                            const double *h, double alpha, double *W, double *s)
+{
+    size_t len = (size_t)(hi - lo) * (size_t)nc;
+    for (size_t e = 0; e < len; e++)
+        s[e] = 0.0;
+    for (int l = 0; l < nb; l++) {
+        const double *v = V + (size_t)l * (size_t)ldv, *hl = h + (size_t)l * k;
+        for (int32_t i = lo; i < hi; i++) {
+            double *si = s + (size_t)(i - lo) * (size_t)nc;
+            const double *vi = v + (size_t)i * (size_t)k;
+            for (int c = 0; c < nc; c++)
+                si[c] += vi[COL(cols, c)] * hl[COL(cols, c)];
+        }
+    }
+    for (int32_t i = lo; i < hi; i++)
+        for (int c = 0; c < nc; c++)
+            W[(size_t)i * (size_t)k + (size_t)COL(cols, c)] +=
+                alpha * s[(size_t)(i - lo) * (size_t)nc + (size_t)c];
+}
+
+static void mgemv_n_tile(int32_t lo, int32_t hi, int k, const int *cols, int nc,
+                         int nb, const double *V, int64_t ldv, const double *h,
+                         double alpha, double *W, double *s)
+{
+    if (nc == k)
+        mgemv_n_impl(lo, hi, k, NULL, nc, nb, V, ldv, h, alpha, W, s);
+    else
+        mgemv_n_impl(lo, hi, k, cols, nc, nb, V, ldv, h, alpha, W, s);
+}
+
 static kr_status cpu_mgemv_n(kr_ctx *ctx, int32_t n, int k, int nb,
                              const double *V, int64_t ldv, const double *h,
                              double alpha, double *W, uint64_t mask)
 {
     int cols[KR_MULTI_MAX], nc = mask_cols(k, mask, cols);
     int nt = nthreads(ctx, (int64_t)n * nb * nc);
+    int32_t tile = KR_TILE_ENTRIES / k;
     KR_RANGES(n, {
-        for (int32_t i = lo; i < hi; i++)
-            for (int c = 0; c < nc; c++) {
-                size_t e = (size_t)i * (size_t)k + (size_t)cols[c];
-                double s = 0.0;
-                for (int l = 0; l < nb; l++)
-                    s += V[(size_t)l * (size_t)ldv + e] *
-                         h[(size_t)l * (size_t)k + (size_t)cols[c]];
-                W[e] += alpha * s;
-            }
+        double s[KR_TILE_ENTRIES];
+        for (int32_t t0 = lo; t0 < hi; t0 += tile) {
+            int32_t t1 = hi - t0 < tile ? hi : t0 + tile;
+            mgemv_n_tile(t0, t1, k, cols, nc, nb, V, ldv, h, alpha, W, s);
+        }
     });
     return KR_OK;
 }

@@ -2,10 +2,11 @@
  * kr_ksp_solve_multi): on the CPU every column takes exactly the
  * iterations, reason and iterate of its own kr_solve, for every method
  * with none, jacobi and bjacobi, generated and shared matrices, several
- * threads; b = 0 and converged-at-start columns; the column-by-column
- * paths (user operator and preconditioner, a format without SpMM); the
- * multi-column backend ops against the single ones; argument errors. The
- * GPU tests compare the GPU with the CPU (skipped without a GPU). */
+ * threads, blocks of 8 and 13 columns; b = 0 and converged-at-start columns;
+ * the column-by-column paths (user operator and preconditioner, a format
+ * without SpMM); the multi-column backend ops against the single ones; argument
+ * errors. The GPU tests compare the GPU with the CPU (skipped without a GPU).
+ */
 #include "core/ctx.h"
 #include "core/vec.h"
 #include "precond/precond.h"
@@ -221,6 +222,23 @@ static const char *spec_for(const char *method)
 
 /* ---------------------------------------------- columns equal kr_solve */
 
+/* One generated system (format NULL: auto) with k columns: every column
+ * against its own kr_solve. */
+static void check_generated(kr_ctx *ctx, const kr_csr *A, const char *method,
+                            const char *format, const char *pc, int k)
+{
+    msys s;
+    char what[96];
+    snprintf(what, sizeof what, "%s+%s %s k=%d", method, pc,
+             format ? format : "auto", k);
+    msys_make(ctx, A, format, pc, k, &s);
+    fill_rhs(&s, 7 + (uint64_t)k);
+    kr_solve_options o;
+    options(&o, method);
+    check_columns(&s, &o, what);
+    msys_free(&s);
+}
+
 /* Every method with none, jacobi and bjacobi on a generated matrix, k = 5
  * (random, b = 0, exact x0, random x0, random), and k = 1. */
 START_TEST(columns_equal_single_generated)
@@ -230,18 +248,8 @@ START_TEST(columns_equal_single_generated)
         kr_csr A;
         ck_assert_int_eq(kr_generate(ctx, spec_for(methods[mi]), &A), KR_OK);
         for (int pi = 0; pi < 3; pi++)
-            for (int k = 1; k <= 5; k += 4) {
-                msys s;
-                char what[96];
-                snprintf(what, sizeof what, "%s+%s k=%d", methods[mi],
-                         preconds[pi], k);
-                msys_make(ctx, &A, NULL, preconds[pi], k, &s);
-                fill_rhs(&s, 7 + (uint64_t)k);
-                kr_solve_options o;
-                options(&o, methods[mi]);
-                check_columns(&s, &o, what);
-                msys_free(&s);
-            }
+            for (int k = 1; k <= 5; k += 4)
+                check_generated(ctx, &A, methods[mi], NULL, preconds[pi], k);
         kr_csr_free(&A);
     }
     kr_ctx_destroy(ctx);
@@ -268,6 +276,23 @@ START_TEST(columns_equal_single_threads)
         msys_free(&s);
     }
     kr_csr_free(&A);
+    kr_ctx_destroy(ctx);
+}
+END_TEST
+
+/* Wide blocks through the CSR SpMM: k = 8 (one chunk of eight columns)
+ * and k = 13 (chunks of eight, four and one), on a matrix with I-node
+ * groups (elasticity3d) for CG and on one without for the others. */
+START_TEST(columns_equal_single_wide)
+{
+    kr_ctx *ctx = kt_cpu();
+    for (int mi = 0; mi < 4; mi++) {
+        kr_csr A;
+        ck_assert_int_eq(kr_generate(ctx, spec_for(methods[mi]), &A), KR_OK);
+        for (int k = 8; k <= 13; k += 5)
+            check_generated(ctx, &A, methods[mi], "csr", "jacobi", k);
+        kr_csr_free(&A);
+    }
     kr_ctx_destroy(ctx);
 }
 END_TEST
@@ -959,6 +984,7 @@ int main(void)
     tcase_set_timeout(tc, KT_HANG_GUARD_S);
     tcase_add_test(tc, columns_equal_single_generated);
     tcase_add_test(tc, columns_equal_single_threads);
+    tcase_add_test(tc, columns_equal_single_wide);
     tcase_add_test(tc, columns_equal_single_shared);
     tcase_add_test(tc, breakdowns_per_column);
     tcase_add_test(tc, column_paths_equal_single);
