@@ -515,13 +515,20 @@ static kr_status cpu_bcgs_s(kr_ctx *ctx, int32_t n, const double *v, double *r,
     return KR_OK;
 }
 
+/* t.r and t.t in one pass: the omega step of BiCGSTAB and IDR(s) */
+static kr_status cpu_omega_dots(kr_ctx *ctx, int32_t n, const double *t,
+                                const double *r, double tr_tt[2])
+{
+    const double *xs[2] = {t, t}, *ys[2] = {r, t};
+    return cpu_dots(ctx, n, 2, xs, ys, tr_tt);
+}
+
 static kr_status cpu_bcgs_omega(kr_ctx *ctx, int32_t n, const double *t,
                                 const double *r, kr_bcgs_dev *s)
 {
     if (s->h.stop) return KR_OK;
-    const double *xs[2] = {t, t}, *ys[2] = {r, t};
     double ts_tt[2];
-    KR_TRY(cpu_dots(ctx, n, 2, xs, ys, ts_tt));
+    KR_TRY(cpu_omega_dots(ctx, n, t, r, ts_tt));
     kr_bcgs_dev_omega(s, ts_tt[0], ts_tt[1]);
     return KR_OK;
 }
@@ -626,9 +633,8 @@ static kr_status cpu_idr_omega(kr_ctx *ctx, int32_t n, const double *v,
                                const double *r, kr_idr_dev *st)
 {
     if (st->h.stop) return KR_OK;
-    const double *xs[2] = {v, v}, *ys[2] = {r, v};
     double tr_tt[2];
-    KR_TRY(cpu_dots(ctx, n, 2, xs, ys, tr_tt));
+    KR_TRY(cpu_omega_dots(ctx, n, v, r, tr_tt));
     kr_idr_dev_omega(st, tr_tt[0], tr_tt[1]);
     return KR_OK;
 }
