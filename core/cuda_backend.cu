@@ -1376,11 +1376,11 @@ static kr_status cu_time_runs(kr_ctx *ctx, kr_status (*fn)(void *arg),
 }
 
 /* ==== several right-hand sides (issue 19): the multi-column ops ====
- * Kept simple (first GPU run pending): element-wise kernels with one
- * thread per block entry e (row e / k, column e % k) skipping the columns
- * outside the mask; reductions with one grid row (blockIdx.y) per
- * (pair, column), each block summing a grid-stride share of the rows in
- * a fixed order, then k_dots_final adding the blocks' sums per result.
+ * Element-wise kernels with one thread per block entry e (row e / k,
+ * column e % k) skipping the columns outside the mask; reductions read
+ * the entries in order too (k_mdots_partial), each block summing a
+ * grid-stride share per (pair, column) in a fixed order, then
+ * k_dots_final adding the blocks' sums per result.
  * Per-column scalars travel as kernel arguments (mcoef, 1.5 KB). */
 
 struct mcoef {
@@ -1483,28 +1483,48 @@ struct mpairs {
     const double *y[MPAIRS];
 };
 
-/* partial[r*gridDim.x + blockIdx.x], r = blockIdx.y = p*k + j: the
- * block's share of pair p's column-j product (0 for a column outside
- * the mask) */
-__global__ void k_mdots_partial(int32_t n, int k, mpairs pr, int xrow, int xcol,
+/* partial[r*gridDim.x + blockIdx.x], r = p*k + j: the block's share of
+ * pair p's column-j product (0 for a column outside the mask). The
+ * threads walk the n x k entries in order (coalesced: a column per
+ * thread would read each row's cache line k times); blockDim.x is a
+ * multiple of k, so a thread keeps one column. The block then adds its
+ * threads' sums column by column in a fixed order. */
+__global__ void k_mdots_partial(int32_t n, int k, int np, mpairs pr, int shared,
                                 uint64_t mask, double *partial)
 {
-    __shared__ double sh[BLOCK / 32];
-    int r = blockIdx.y, p = r / k, j = r % k;
-    double s = 0.0;
-    if (mask >> j & 1)
-        for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < n;
-             i += (int64_t)gridDim.x * blockDim.x)
-            s += pr.x[p][i * xrow + (int64_t)j * xcol] * pr.y[p][i * k + j];
-    s = block_sum(s, sh);
-    if (threadIdx.x == 0) partial[(size_t)r * gridDim.x + blockIdx.x] = s;
+    __shared__ double sh[MPAIRS][BLOCK];
+    int t = threadIdx.x, j = t % k;
+    double s[MPAIRS];
+#pragma unroll
+    for (int p = 0; p < MPAIRS; p++)
+        s[p] = 0.0;
+    int64_t nk = (int64_t)n * k;
+    if (mask >> j & 1) {
+        GRID_STRIDE(e, nk)
+        {
+            int64_t xi = shared ? e / k : e;
+#pragma unroll
+            for (int p = 0; p < MPAIRS; p++)
+                if (p < np) s[p] += pr.x[p][xi] * pr.y[p][e];
+        }
+    }
+#pragma unroll
+    for (int p = 0; p < MPAIRS; p++)
+        if (p < np) sh[p][t] = s[p];
+    __syncthreads();
+    if (t < np * k) {
+        int p = t / k, c = t % k;
+        double sum = 0.0;
+        for (int i = c; i < (int)blockDim.x; i += k)
+            sum += sh[p][i];
+        partial[(size_t)t * gridDim.x + blockIdx.x] = sum;
+    }
 }
 
 /* Scratch layout for the multi ops: results, partial sums, coefficients */
 #define MSCR_PARTIAL 1024
 #define MSCR_COEF 40960
 #define MSCR_COEF_LEN 16384
-#define MRED_BLOCKS 64
 
 /* out[p*k + j] for the np <= MPAIRS pairs of pr and the columns of mask */
 static kr_status mreduce(kr_ctx *ctx, int32_t n, int k, int np,
@@ -1512,12 +1532,14 @@ static kr_status mreduce(kr_ctx *ctx, int32_t n, int k, int np,
                          double *out)
 {
     kr_cuda_state *st = kr_cuda(ctx);
-    int nb = kr_grid(n, BLOCK), nr = np * k;
-    if (nb > MRED_BLOCKS) nb = MRED_BLOCKS;
+    /* enough blocks to fill the GPU, within the partial sums' scratch */
+    int bs = BLOCK / k * k, nb = kr_grid((int64_t)n * k, bs), nr = np * k;
+    int cap = 4 * st->sm_count, room = (MSCR_COEF - MSCR_PARTIAL) / nr;
+    if (cap > room) cap = room;
+    if (nb > cap) nb = cap;
     double *partial = st->d_scratch + MSCR_PARTIAL, res[MPAIRS * KR_MULTI_MAX];
-    dim3 grid(nb, nr);
-    k_mdots_partial<<<grid, BLOCK, 0, st->stream>>>(
-        n, k, *pr, shared ? 1 : k, shared ? 0 : 1, mask, partial);
+    k_mdots_partial<<<nb, bs, 0, st->stream>>>(n, k, np, *pr, shared, mask,
+                                               partial);
     KR_LAUNCH_CHECK(ctx);
     k_dots_final<<<nr, BLOCK, 0, st->stream>>>(nb, partial, st->d_scratch);
     KR_LAUNCH_CHECK(ctx);
