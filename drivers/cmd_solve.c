@@ -104,9 +104,10 @@ static const cli_opt solve_table[] = {
      "or is an error (a warning counts the replaced blocks)"},
     {"--format", NULL, CLI_CHOICE, OFF(format), 0, 0, kr_format_names, "F",
      "sparse matrix format; auto picks one per matrix from its row lengths "
-     "(csr on the CPU, where the others are reference kernels), auto-probe "
-     "also times the close candidates on the GPU; the report says which "
-     "and why"},
+     "(csr on the CPU, where the others are reference kernels; with several "
+     "right-hand sides on the GPU, the SpMM model trained on H200 timings "
+     "picks it), auto-probe also times the close candidates on the GPU; "
+     "the report says which and why"},
     {"--permute", NULL, CLI_CHOICE, OFF(permute), 0, 0, permute_choices, "R",
      "row order the format is built in (Mehrabi et al.: plain = longest "
      "rows first, flipped, lpt, warp, cta, lpt-warp; see README); results "

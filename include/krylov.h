@@ -307,7 +307,10 @@ typedef struct kr_matrix_options {
                             when format is NULL or "auto"); refused with
                             KR_ERR_UNSUPPORTED when the build has no
                             trained model (kr_row_order_model_trained) */
-    int32_t columns;     /* the k of the SpMMs to come, for "auto" (0: 1) */
+    int32_t columns;     /* the k of the SpMMs to come (0: 1): for permute
+                            "auto", and for format "auto" on the GPU, where
+                            k > 1 lets the trained model pick the format
+                            (A's order kept unless permute is "auto") */
 } kr_matrix_options;
 void kr_matrix_options_default(kr_matrix_options *o);
 /* kr_matrix_create with options; o NULL means the defaults. */

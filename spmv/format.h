@@ -90,6 +90,7 @@ struct kr_matrix {
     double upload_seconds;
     int pattern_later;        /* a device build: pattern not hashed yet */
     char permute_reason[512]; /* permute "auto": the model's path; else "" */
+    char format_reason[600];  /* format "auto" picked by the model; else "" */
 };
 
 /* kr_matrix_csr_view without an error message: 1 and *v filled when M

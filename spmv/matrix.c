@@ -121,6 +121,34 @@ static kr_status resolve_auto(kr_ctx *ctx, const kr_csr *A,
 
 int kr_row_order_model_trained(void) { return kr_row_order_model.nnodes > 0; }
 
+/* Format "auto" for SpMMs (columns > 1) on the GPU, in A's order: the
+ * trained model (GPU SpMM timings) picks the format; the SpMV heuristics
+ * of spmv/auto.c stay for one column and for the CPU. */
+static int model_picks_format(const kr_ctx *ctx, const kr_matrix_options *o)
+{
+    const char *f = o->format ? o->format : KR_FORMAT_DEFAULT;
+    return !strcmp(f, "auto") && o->columns > 1 &&
+           ctx->device == KR_DEVICE_CUDA && kr_row_order_model_trained() &&
+           (!o->permute || !strcmp(o->permute, "none"));
+}
+
+static kr_status resolve_format(kr_ctx *ctx, const kr_csr *A,
+                                kr_matrix_options *o, char *why, size_t len)
+{
+    why[0] = '\0';
+    if (!model_picks_format(ctx, o)) return KR_OK;
+    KR_TRY(kr_csr_check(ctx, A));
+    kr_prediction pick;
+    KR_TRY(kr_predict_choice(ctx, &kr_row_order_model, A, o->columns, NULL,
+                             &pick));
+    o->format = pick.format;
+    snprintf(why, len, "%s%s", pick.reason,
+             strcmp(pick.order, "none") ? "; built in A's order (--permute "
+                                          "auto applies the model's order)"
+                                        : "");
+    return KR_OK;
+}
+
 kr_status kr_matrix_create_opts(kr_ctx *ctx, const kr_csr *A,
                                 const kr_matrix_options *opt, kr_matrix **out)
 {
@@ -131,7 +159,10 @@ kr_status kr_matrix_create_opts(kr_ctx *ctx, const kr_csr *A,
     kr_matrix_options o;
     KR_TRY(read_options(ctx, opt, &o));
     kr_prediction pick;
+    char format_why[600];
+    const char *asked = o.format ? o.format : KR_FORMAT_DEFAULT;
     KR_TRY(resolve_auto(ctx, A, &o, &pick));
+    KR_TRY(resolve_format(ctx, A, &o, format_why, sizeof format_why));
     const char *format = o.format ? o.format : KR_FORMAT_DEFAULT;
     const kr_format_ops *ops;
     KR_TRY(pick_ops(ctx, format, &ops));
@@ -151,8 +182,9 @@ kr_status kr_matrix_create_opts(kr_ctx *ctx, const kr_csr *A,
         return st;
     }
     M->build_seconds = kr_wtime() - t0;
-    M->requested = ops->name;
+    M->requested = format_why[0] ? asked : ops->name;
     snprintf(M->permute_reason, sizeof M->permute_reason, "%s", pick.reason);
+    snprintf(M->format_reason, sizeof M->format_reason, "%s", format_why);
     M->nrows = A->nrows;
     M->ncols = A->ncols;
     M->nnz = A->nnz;
@@ -376,6 +408,7 @@ const char *kr_matrix_format_requested(const kr_matrix *M)
 
 const char *kr_matrix_format_reason(const kr_matrix *M)
 {
+    if (M->format_reason[0]) return M->format_reason;
     return M->ops->reason ? M->ops->reason(M->impl) : "";
 }
 
