@@ -67,11 +67,13 @@ static const cli_opt reach_table[] = {
     {"--scc", NULL, CLI_CHOICE, OFF(scc), 0, 0, cli_scc_names, "M",
      "how the strongly connected components are found: tarjan (on the "
      "host), fwbw (forward-backward with trimming where --device runs: "
-     "OpenMP, or CUDA kernels not yet run on a GPU), auto (fwbw on a GPU "
-     "from 2^22 edges, a provisional threshold; else tarjan)"},
+     "OpenMP or CUDA kernels; slower than tarjan on deep graphs), auto "
+     "(fwbw on a GPU from 2^22 edges, a provisional threshold; else "
+     "tarjan)"},
     {"--gpu-labeling", NULL, CLI_CHOICE, OFF(gpu_labeling), 0, 0,
      gpu_labeling_names, "V",
-     "GPU labeling variant (not yet measured): queue (depth levels from a "
+     "GPU labeling variant (the others answer alike; their speed is not "
+     "measured yet): queue (depth levels from a "
      "queue, a warp per vertex), status-levels (levels from status arrays, "
      "every pass over all vertices), degree-bins (a thread, warp or block per "
      "vertex by out-degree), or both"},

@@ -833,8 +833,8 @@ typedef struct kr_reach_options {
     uint64_t seed;     /* of the randomized traversals; default 1          */
     kr_scc_method scc; /* how the SCCs are found; default KR_SCC_TARJAN */
     unsigned gpu_variants; /* KR_REACH_GPU_* flags: GPU labeling variants
-                              of Quer and Calabrese, not yet measured, so
-                              off by default; default 0                 */
+                              of Quer and Calabrese, their speed not yet
+                              measured, so off by default; default 0    */
 } kr_reach_options;
 
 /* Depth levels from status arrays (every pass scans all vertices) instead

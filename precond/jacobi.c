@@ -13,9 +13,9 @@
 static kr_status zero_diagonal(kr_ctx *ctx, int32_t i)
 {
     return kr_fail(ctx, KR_ERR_SINGULAR,
-                   "jacobi: diagonal entry of row %d is zero or "
-                   "missing (1-based row %d)",
-                   i, i + 1);
+                   "jacobi: the diagonal entry of row %d (1-based) is "
+                   "zero or missing",
+                   i + 1);
 }
 
 /* d[i] = 1 / a_ii, or the failing row's index in *bad_row. */
