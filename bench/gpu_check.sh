@@ -6,7 +6,8 @@
 #            large generated ones), every format, auto against the best
 #   spmm     krylov bench spmm on the default set, k = 4,8,16,32, the
 #            formats with their own SpMM kernels and auto, five row orders,
-#            against cusparseSpMM (SPMM_FORMATS, SPMM_ORDERS change them)
+#            against cusparseSpMM (SPMM_FORMATS, SPMM_ORDERS change them);
+#            SPMM_LARGE=DIR adds a run on DIR/*.mtx (matrices-large)
 #   gje      krylov bench gje: batched Gauss-Jordan against cuBLAS, and the
 #            block-Jacobi stages per matrix
 #   solve    krylov bench solve on poisson3d:160 (csr, ellr, auto x methods)
@@ -19,6 +20,12 @@
 #            counts in $OUT/sanitize-summary.md (for bench/results/), each
 #            tool's log in $OUT/sanitize-TOOL-PROGRAM.log. Not in the
 #            default list: ask for it (about 5-8 minutes).
+#   devtests the programs with GPU tests again with KRYLOV_BUILD=device
+#            (every format built by kernels; DEVTESTS names others)
+#   nrhs     bench solve --nrhs 16 on poisson3d:128 and elasticity3d:48,
+#            CG and IDR(4), Jacobi and bjacobi (about 75 s)
+#   grail    krylov reach --bench on issue 17's five graphs (needs the
+#            graphs: .graphs carried, KRYLOV_GRAPHS; about 4 minutes)
 #   setup    host build against device build (--build host|device) of the
 #            setup (CSR upload, format build, Jacobi) on poisson3d:160, the
 #            large generated set and the shared matrices, CG + Jacobi, one
@@ -95,6 +102,15 @@ part_spmm() {
         --json "$OUT/spmm.json" >"$OUT/spmm.md" 2>&1
     echo "bench spmm exit $?"
     sed -n '/^## Geometric-mean/,$p' "$OUT/spmm.md"
+    # ../shared/matrices-large unpacked into a folder (SPMM_LARGE): the
+    # issue's large set, rectangular ones included (about 2 minutes)
+    [ -n "${SPMM_LARGE:-}" ] || return 0
+    "$build/krylov" bench spmm "$SPMM_LARGE"/*.mtx --device cuda \
+        --formats "${SPMM_FORMATS:-pellr,vsr,hyb,auto}" \
+        --permute "${SPMM_ORDERS:-none,plain,lpt,cta,lpt-warp}" \
+        --json "$OUT/spmm-large.json" >"$OUT/spmm-large.md" 2>&1
+    echo "bench spmm (large) exit $?"
+    sed -n '/^## Geometric-mean/,$p' "$OUT/spmm-large.md"
 }
 
 part_gje() {
@@ -271,11 +287,59 @@ part_train() {
         MATRICES="$KRYLOV_MATRICES" sh bench/spmm_train.sh
 }
 
+# The test programs with GPU tests again, every format built on the device
+part_devtests() {
+    echo "== tests with KRYLOV_BUILD=device"
+    progs=""
+    for t in ${DEVTESTS:-test_gpu test_devbuild test_spmm test_multi \
+        test_idr_device test_bjacobi test_solvers test_ksp test_cli}; do
+        [ -x "$build/test/$t" ] && progs="$progs $build/test/$t"
+    done
+    # shellcheck disable=SC2086 # $progs is a list of paths
+    KRYLOV_BUILD=device sh test/run_tests.sh "$build" $progs \
+        >"$OUT/tests-devbuild.log" 2>&1
+    echo "devbuild tests exit $?"
+    grep -E '^(tests:|FAIL)|:F:|:E:' "$OUT/tests-devbuild.log" | tail -n 20
+}
+
+# 16 right-hand sides together against 16 single solves (issue 19)
+part_nrhs() {
+    echo "== bench solve --nrhs 16"
+    for g in poisson3d:128 elasticity3d:48; do
+        for m in cg idr; do
+            for pc in jacobi bjacobi; do
+                f="$OUT/nrhs-$(echo "$g" | tr ':' '_')-$m-$pc"
+                "$build/krylov" bench solve --gen $g --device cuda --method $m \
+                    --precond $pc --nrhs 16 --reps 3 --maxit 5000 \
+                    --json "$f.json" >"$f.md" 2>&1
+                echo "nrhs $g $m $pc exit $?"
+                grep -E "^\| (poisson|elast)" "$f.md" | tail -n 1
+            done
+        done
+    done
+}
+
+# The GRAIL index on issue 17's five graphs (d = 5, 100,000 queries), GPU
+# against one core and all cores in one process per graph (3-4 minutes)
+part_grail() {
+    echo "== krylov reach --bench"
+    g=${KRYLOV_GRAPHS:-../shared/graphs}
+    for G in "$g/citeseer.scc.gra.gz" "$g/uniprotenc_22m.scc.gra.gz" \
+        --gen=dag:250000,50 --gen=dag:1000000,50 --gen=dag:1000000,100; do
+        name=$(echo "$G" | sed 's,^--gen=,,; s,.*/,,; s,[:,],_,g')
+        # shellcheck disable=SC2046 # --gen=SPEC becomes two words
+        "$build/krylov" reach $(echo "$G" | sed 's,^--gen=,--gen ,') --bench \
+            --random 100000 --seed 1 >"$OUT/grail-$name.md" 2>&1
+        echo "reach $name exit $?"
+        grep -E "^\| " "$OUT/grail-$name.md"
+    done
+}
+
+all_parts="tests devtests spmv spmm gje solve bjacobi profile small sanitize \
+setup train nrhs grail"
 for p in $parts; do
-    case $p in
-    tests | spmv | spmm | gje | solve | bjacobi | profile | small | sanitize | setup | train)
-        "part_$p"
-        ;;
-    *) echo "unknown part '$p' (tests spmv spmm gje solve bjacobi profile small sanitize setup train)" ;;
+    case " $all_parts " in
+    *" $p "*) "part_$p" ;;
+    *) echo "unknown part '$p' ($all_parts)" ;;
     esac
 done
