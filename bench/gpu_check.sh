@@ -25,7 +25,8 @@
 #   nrhs     bench solve --nrhs 16 on poisson3d:128 and elasticity3d:48,
 #            CG and IDR(4), Jacobi and bjacobi (about 75 s)
 #   grail    krylov reach --bench on issue 17's five graphs (needs the
-#            graphs: .graphs carried, KRYLOV_GRAPHS; about 4 minutes)
+#            graphs: .graphs carried, KRYLOV_GRAPHS; about 4 minutes);
+#            GRAIL_QUERIES=warp times the warp-per-query GPU search
 #   setup    host build against device build (--build host|device) of the
 #            setup (CSR upload, format build, Jacobi) on poisson3d:160, the
 #            large generated set and the shared matrices, CG + Jacobi, one
@@ -329,7 +330,8 @@ part_grail() {
         name=$(echo "$G" | sed 's,^--gen=,,; s,.*/,,; s,[:,],_,g')
         # shellcheck disable=SC2046 # --gen=SPEC becomes two words
         "$build/krylov" reach $(echo "$G" | sed 's,^--gen=,--gen ,') --bench \
-            --random 100000 --seed 1 >"$OUT/grail-$name.md" 2>&1
+            --random 100000 --seed 1 --gpu-queries "${GRAIL_QUERIES:-bits}" \
+            >"$OUT/grail-$name.md" 2>&1
         echo "reach $name exit $?"
         grep -E "^\| " "$OUT/grail-$name.md"
     done

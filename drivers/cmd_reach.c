@@ -15,7 +15,8 @@
 #include <string.h>
 
 typedef struct reach_opts {
-    const char *gen, *queries, *blocks, *device, *scc, *gpu_labeling;
+    const char *gen, *queries, *blocks, *device, *scc, *gpu_labeling,
+        *gpu_queries;
     int random, labels, seed, one_based, bench, block_size, threads, help;
 } reach_opts;
 
@@ -26,6 +27,12 @@ static const char *const *gpu_labeling_names(void)
 {
     static const char *const names[] = {"queue", "status-levels", "degree-bins",
                                         "both", NULL};
+    return names;
+}
+
+static const char *const *gpu_query_names(void)
+{
+    static const char *const names[] = {"bits", "warp", NULL};
     return names;
 }
 
@@ -77,6 +84,11 @@ static const cli_opt reach_table[] = {
      "queue, a warp per vertex), status-levels (levels from status arrays, "
      "every pass over all vertices), degree-bins (a thread, warp or block per "
      "vertex by out-degree), or both"},
+    {"--gpu-queries", NULL, CLI_CHOICE, OFF(gpu_queries), 0, 0, gpu_query_names,
+     "Q",
+     "GPU search of the queries the labels leave open: bits (64 queries per "
+     "word of bit-parallel frontiers) or warp (a warp per query, the host "
+     "index's pruned search; not yet run on a GPU)"},
     {"--threads", NULL, CLI_INT, OFF(threads), 0, 1024, NULL, "T",
      "CPU threads, 0 = the OpenMP default"},
     {"--bench", NULL, CLI_FLAG, OFF(bench), 0, 0, NULL, NULL,
@@ -97,6 +109,7 @@ static void defaults(reach_opts *o)
     o->device = "auto";
     o->scc = "tarjan";
     o->gpu_labeling = "queue";
+    o->gpu_queries = "bits";
 }
 
 static void print_help(void)
@@ -283,6 +296,8 @@ static void reach_options(const reach_opts *o, kr_reach_options *ro)
     ro->seed = (uint64_t)o->seed;
     ro->scc = cli_scc_of(o->scc);
     ro->gpu_variants = gpu_variants_of(o->gpu_labeling);
+    if (!strcmp(o->gpu_queries, "warp"))
+        ro->gpu_variants |= KR_REACH_GPU_WARP_QUERIES;
 }
 
 static int answer(reach_run *r)

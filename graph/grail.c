@@ -317,7 +317,8 @@ kr_status kr_reach_create(kr_ctx *ctx, const kr_graph *G,
         return kr_fail(ctx, KR_ERR_ARG, "reach: %d labels, not in 1..16",
                        o->labels);
     if (o->gpu_variants &
-        ~(KR_REACH_GPU_STATUS_LEVELS | KR_REACH_GPU_DEGREE_BINS))
+        ~(KR_REACH_GPU_STATUS_LEVELS | KR_REACH_GPU_DEGREE_BINS |
+          KR_REACH_GPU_WARP_QUERIES))
         return kr_fail(ctx, KR_ERR_ARG, "reach: unknown GPU variant flags %#x",
                        o->gpu_variants);
     kr_reach *R = calloc(1, sizeof *R);

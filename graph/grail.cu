@@ -836,6 +836,208 @@ query_work work_for(const kr_reach *R, const gpu_index *g, const query_space *q,
     return w;
 }
 
+/* ------------------------------------------- a warp per query (opt-in)
+ * The host index's search (kr_grail_dag_query) with a warp per query: the
+ * warp scans each vertex's edges 32 at a time, marks a child visited in
+ * its own bitset (atomicOr: two lanes may share a word), keeps the
+ * children whose labels contain the target's and pushes them together
+ * (ballot, prefix count) on its own stack. A stack of kWarpStack entries
+ * is enough for most searches; one that would outgrow it answers 2, and
+ * the host sends those queries to the bit-parallel search. Persistent
+ * warps take queries from a counter; after each query the warp zeroes its
+ * bitset (n / 8 bytes, little beside the search). */
+
+constexpr int32_t kWarpStack = 16384;
+constexpr int32_t kWarpSlotsMax = 4096;
+constexpr size_t kWarpBudget = (size_t)1 << 30;  /* bitsets and stacks */
+constexpr int64_t kWarpChunk = (int64_t)1 << 24; /* queries per launch */
+
+struct warp_work {
+    int32_t d, words4, cap; /* uint4 words of a bitset; stack entries */
+    const int64_t *off;
+    const int32_t *adj, *lab, *tree;
+    const int32_t *src, *dst;
+    int32_t q;
+    int32_t *next;        /* the next query to take */
+    uint4 *visited;       /* slots * words4 */
+    int32_t *stack;       /* slots * cap */
+    unsigned char *found; /* q: 1 reaches, 0 does not, 2 stack too small */
+};
+
+/* Answer of query a -> b for the calling warp (every lane returns the
+ * same); the host filter has ruled out a == b, a > b and a's labels not
+ * containing b's. */
+__device__ unsigned char warp_search(const warp_work &w, unsigned *vis,
+                                     int32_t *stack, int32_t a, int32_t b,
+                                     int lane)
+{
+    size_t sb = (size_t)2 * w.d * b;
+    const int32_t *lb = w.lab + sb, *tb = w.tree + sb;
+    if (in_subtree(w.tree + (size_t)2 * w.d * a, tb, w.d)) return 1;
+    if (lane == 0) {
+        stack[0] = a;
+        atomicOr(&vis[a >> 5], 1u << (a & 31));
+    }
+    int32_t top = 1;
+    __syncwarp();
+    while (top > 0) {
+        int32_t x = stack[--top];
+        int64_t e1 = w.off[x + 1];
+        for (int64_t e = w.off[x]; e < e1; e += kWarp) {
+            int32_t c = -1;
+            bool hit = false, push = false;
+            if (e + lane < e1) {
+                c = w.adj[e + lane];
+                unsigned bit = 1u << (c & 31);
+                if (c == b)
+                    hit = true;
+                else if (c < b && !(atomicOr(&vis[c >> 5], bit) & bit)) {
+                    size_t sc = (size_t)2 * w.d * c;
+                    if (contains(w.lab + sc, lb, w.d)) {
+                        if (in_subtree(w.tree + sc, tb, w.d))
+                            hit = true;
+                        else
+                            push = true;
+                    }
+                }
+            }
+            if (__any_sync(~0u, hit)) return 1;
+            unsigned m = __ballot_sync(~0u, push);
+            int32_t cnt = __popc(m);
+            if (top + cnt > w.cap) return 2;
+            if (push) stack[top + __popc(m & ((1u << lane) - 1))] = c;
+            top += cnt;
+            __syncwarp();
+        }
+    }
+    return 0;
+}
+
+__global__ void k_warp_queries(warp_work w)
+{
+    int lane = threadIdx.x % kWarp;
+    size_t slot = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) / kWarp;
+    uint4 *vis = w.visited + slot * w.words4;
+    int32_t *stack = w.stack + slot * w.cap;
+    for (;;) {
+        int32_t k = 0;
+        if (lane == 0) k = atomicAdd(w.next, 1);
+        k = __shfl_sync(~0u, k, 0);
+        if (k >= w.q) return;
+        unsigned char got =
+            warp_search(w, (unsigned *)vis, stack, w.src[k], w.dst[k], lane);
+        if (lane == 0) w.found[k] = got;
+        __syncwarp();
+        for (int32_t i = lane; i < w.words4; i += kWarp)
+            vis[i] = make_uint4(0, 0, 0, 0);
+        __syncwarp();
+    }
+}
+
+/* The stack's size: kWarpStack, or KRYLOV_REACH_WARP_STACK (a test knob,
+ * so that a small graph can exercise the fallback), at most n. */
+int32_t warp_stack_cap(int32_t n)
+{
+    int64_t cap = kWarpStack;
+    const char *env = getenv("KRYLOV_REACH_WARP_STACK");
+    if (env && atol(env) > 0) cap = atol(env);
+    return (int32_t)(cap < n ? cap : (n > 0 ? n : 1));
+}
+
+struct warp_space {
+    int32_t slots;
+    uint4 *visited;
+    int32_t *stack, *next, *src, *dst;
+    unsigned char *found;
+};
+
+kr_status zero(kr_ctx *ctx, void *p, size_t bytes);
+
+void warp_release(kr_ctx *ctx, warp_space *s)
+{
+    void *p[] = {s->visited, s->stack, s->next, s->src, s->dst, s->found};
+    for (void *x : p)
+        ctx->ops->release(ctx, x);
+    memset(s, 0, sizeof *s);
+}
+
+kr_status warp_reserve(kr_ctx *ctx, const warp_work &w, int64_t q,
+                       warp_space *s)
+{
+    memset(s, 0, sizeof *s);
+    size_t per = (size_t)w.words4 * 16 + (size_t)w.cap * 4;
+    int64_t slots = (int64_t)(kWarpBudget / per);
+    if (slots > kWarpSlotsMax) slots = kWarpSlotsMax;
+    if (slots > q) slots = q;
+    slots = (slots + kBlock / kWarp - 1) / (kBlock / kWarp) * (kBlock / kWarp);
+    if (slots < kBlock / kWarp) slots = kBlock / kWarp;
+    s->slots = (int32_t)slots;
+    kr_status st = dev_alloc(ctx, (void **)&s->visited, slots * w.words4 * 16);
+    if (st == KR_OK)
+        st = dev_alloc(ctx, (void **)&s->stack, (size_t)slots * w.cap * 4);
+    if (st == KR_OK) st = dev_alloc(ctx, (void **)&s->next, 4);
+    if (st == KR_OK) st = dev_alloc(ctx, (void **)&s->src, (size_t)q * 4);
+    if (st == KR_OK) st = dev_alloc(ctx, (void **)&s->dst, (size_t)q * 4);
+    if (st == KR_OK) st = dev_alloc(ctx, (void **)&s->found, (size_t)q);
+    if (st == KR_OK) st = zero(ctx, s->visited, slots * w.words4 * 16);
+    if (st != KR_OK) warp_release(ctx, s);
+    return st;
+}
+
+kr_status zero(kr_ctx *ctx, void *p, size_t bytes)
+{
+    KR_CUDA_TRY(ctx, cudaMemsetAsync(p, 0, bytes, kr_cuda(ctx)->stream));
+    return KR_OK;
+}
+
+kr_status launch_warp_queries(kr_ctx *ctx, const warp_work &w, int32_t slots)
+{
+    KR_TRY(zero(ctx, w.next, 4));
+    k_warp_queries<<<slots * kWarp / kBlock, kBlock, 0, kr_cuda(ctx)->stream>>>(
+        w);
+    KR_LAUNCH_CHECK(ctx);
+    return KR_OK;
+}
+
+/* The q queries (DAG vertex pairs) a warp each; got[k] = 0, 1 or 2 (the
+ * stack was too small). */
+kr_status warp_queries(kr_ctx *ctx, const kr_reach *R, const gpu_index *g,
+                       int64_t q, const int32_t *pairs, unsigned char *got)
+{
+    warp_work w;
+    memset(&w, 0, sizeof w);
+    w.d = R->d;
+    w.words4 = (int32_t)(((int64_t)g->n + 127) / 128);
+    w.cap = warp_stack_cap(g->n);
+    w.off = g->off;
+    w.adj = g->adj;
+    w.lab = g->lab;
+    w.tree = g->tree;
+    w.q = (int32_t)q;
+    warp_space s;
+    KR_TRY(warp_reserve(ctx, w, q, &s));
+    int32_t *h = (int32_t *)malloc(((size_t)2 * q + 1) * sizeof *h);
+    kr_status st =
+        h ? KR_OK : kr_fail(ctx, KR_ERR_NOMEM, "reach: out of host memory");
+    for (int64_t k = 0; st == KR_OK && k < q; k++) {
+        h[k] = pairs[2 * k];
+        h[q + k] = pairs[2 * k + 1];
+    }
+    if (st == KR_OK) st = ctx->ops->upload(ctx, s.src, h, (size_t)q * 4);
+    if (st == KR_OK) st = ctx->ops->upload(ctx, s.dst, h + q, (size_t)q * 4);
+    w.src = s.src;
+    w.dst = s.dst;
+    w.next = s.next;
+    w.visited = s.visited;
+    w.stack = s.stack;
+    w.found = s.found;
+    if (st == KR_OK) st = launch_warp_queries(ctx, w, s.slots);
+    if (st == KR_OK) st = ctx->ops->download(ctx, got, s.found, (size_t)q);
+    free(h);
+    warp_release(ctx, &s);
+    return st;
+}
+
 } // namespace
 
 extern "C" kr_status kr_grail_cuda_label(kr_ctx *ctx, kr_reach *R)
@@ -859,9 +1061,9 @@ extern "C" kr_status kr_grail_cuda_label(kr_ctx *ctx, kr_reach *R)
     return KR_OK;
 }
 
-extern "C" kr_status kr_grail_cuda_query(kr_ctx *ctx, kr_reach *R, int64_t q,
-                                         const int32_t *dag_pairs,
-                                         unsigned char *answer)
+/* The bit-parallel search: chunks of 64 * W queries. */
+static kr_status bits_queries(kr_ctx *ctx, kr_reach *R, int64_t q,
+                              const int32_t *dag_pairs, unsigned char *answer)
 {
     gpu_index *g = (gpu_index *)R->gpu;
     query_space *space = (query_space *)g->space;
@@ -887,6 +1089,41 @@ extern "C" kr_status kr_grail_cuda_query(kr_ctx *ctx, kr_reach *R, int64_t q,
             st = ctx->ops->download(ctx, answer + base, w.found, (size_t)w.q);
     }
     free(h);
+    return st;
+}
+
+/* With KR_REACH_GPU_WARP_QUERIES, a warp per query, and the queries whose
+ * search outgrew its stack then go to the bit-parallel search. */
+extern "C" kr_status kr_grail_cuda_query(kr_ctx *ctx, kr_reach *R, int64_t q,
+                                         const int32_t *dag_pairs,
+                                         unsigned char *answer)
+{
+    if (!(R->gpu_variants & KR_REACH_GPU_WARP_QUERIES) || q == 0)
+        return bits_queries(ctx, R, q, dag_pairs, answer);
+    for (int64_t base = 0; base < q; base += kWarpChunk) {
+        int64_t len = q - base < kWarpChunk ? q - base : kWarpChunk;
+        KR_TRY(warp_queries(ctx, R, (const gpu_index *)R->gpu, len,
+                            dag_pairs + 2 * base, answer + base));
+    }
+    int64_t left = 0;
+    for (int64_t k = 0; k < q; k++)
+        left += answer[k] == 2;
+    if (!left) return KR_OK;
+    int32_t *pairs = (int32_t *)malloc((size_t)2 * left * sizeof *pairs);
+    unsigned char *got = (unsigned char *)malloc((size_t)left);
+    kr_status st =
+        pairs && got ? KR_OK
+                     : kr_fail(ctx, KR_ERR_NOMEM, "reach: out of host memory");
+    for (int64_t k = 0, j = 0; st == KR_OK && k < q; k++)
+        if (answer[k] == 2) {
+            pairs[2 * j] = dag_pairs[2 * k];
+            pairs[2 * j++ + 1] = dag_pairs[2 * k + 1];
+        }
+    if (st == KR_OK) st = bits_queries(ctx, R, left, pairs, got);
+    for (int64_t k = 0, j = 0; st == KR_OK && k < q; k++)
+        if (answer[k] == 2) answer[k] = got[j++];
+    free(pairs);
+    free(got);
     return st;
 }
 

@@ -833,8 +833,9 @@ typedef struct kr_reach_options {
     uint64_t seed;     /* of the randomized traversals; default 1          */
     kr_scc_method scc; /* how the SCCs are found; default KR_SCC_TARJAN */
     unsigned gpu_variants; /* KR_REACH_GPU_* flags: GPU labeling variants
-                              of Quer and Calabrese, their speed not yet
-                              measured, so off by default; default 0    */
+                              of Quer and Calabrese and the warp-per-query
+                              search, their speed not yet measured, so
+                              off by default; default 0                 */
 } kr_reach_options;
 
 /* Depth levels from status arrays (every pass scans all vertices) instead
@@ -843,6 +844,12 @@ typedef struct kr_reach_options {
 /* Each level's labels in three launches by out-degree (a thread, a warp
  * or a block per vertex) instead of a warp per vertex. */
 #define KR_REACH_GPU_DEGREE_BINS 2u
+/* The queries the labels leave open searched a warp per query (the host
+ * index's pruned search, a warp scanning each vertex's edges, a private
+ * visited bitset and a bounded stack per warp; a query that outgrows its
+ * stack goes to the bit-parallel search) instead of 64 queries per word
+ * of bit-parallel frontiers. Not yet run on a GPU. */
+#define KR_REACH_GPU_WARP_QUERIES 4u
 void kr_reach_options_default(kr_reach_options *o);
 
 /* The GRAIL index of a graph: its SCCs condensed into a DAG, d randomized

@@ -654,8 +654,11 @@ START_TEST(gpu_matches_cpu)
 }
 END_TEST
 
-/* The labeling variants (status-array levels, out-degree bins) answer as
- * the CPU index does; dag:3000,700 has vertices of every degree class. */
+/* The labeling variants (status-array levels, out-degree bins) and the
+ * warp-per-query search answer as the CPU index does; dag:3000,700 has
+ * vertices of every degree class. Variants 4 and 5 search a warp per
+ * query; 5 runs with a 4-entry stack, so that most searches overflow and
+ * go to the bit-parallel search. */
 START_TEST(gpu_variants_match_cpu)
 {
     kr_ctx *gpu = kt_gpu_or_skip("gpu_variants_match_cpu");
@@ -664,8 +667,9 @@ START_TEST(gpu_variants_match_cpu)
     uint64_t seed = (uint64_t)time(NULL);
     kr_reach_options o;
     kr_reach_options_default(&o);
-    for (unsigned v = 1; v <= 3; v++) {
-        o.gpu_variants = v;
+    for (unsigned v = 1; v <= 5; v++) {
+        o.gpu_variants = v < 4 ? v : KR_REACH_GPU_WARP_QUERIES;
+        if (v == 5) setenv("KRYLOV_REACH_WARP_STACK", "4", 1);
         char spec[64];
         const char *shapes[] = {"dag:20000,8", "dag:3000,700"};
         for (int i = 0; i < 2; i++) {
@@ -681,6 +685,7 @@ START_TEST(gpu_variants_match_cpu)
         gpu_against_cpu(cpu, gpu, G, 20000, seed + v, "cyclic", &o);
         kr_graph_destroy(G);
     }
+    unsetenv("KRYLOV_REACH_WARP_STACK");
     kr_ctx_destroy(cpu);
     kr_ctx_destroy(gpu);
 }
@@ -693,7 +698,7 @@ START_TEST(reach_rejects_unknown_variants)
     ck_assert_int_eq(kr_graph_generate(ctx, "dag:100,2", &G), KR_OK);
     kr_reach_options o;
     kr_reach_options_default(&o);
-    o.gpu_variants = 4;
+    o.gpu_variants = 8;
     kr_reach *R;
     ck_assert_int_eq(kr_reach_create(ctx, G, &o, &R), KR_ERR_ARG);
     ck_assert_ptr_null(R);
