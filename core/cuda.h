@@ -26,6 +26,12 @@ typedef struct kr_cuda_state {
     double *d_scratch;  /* KR_CUDA_SCRATCH doubles of device memory */
     double *h_scratch;  /* KR_CUDA_SCRATCH doubles of pinned host memory */
     int sm_count;
+    /* Pinned staging of the device build's uploads (spmv/devbuild.cu):
+     * two buffers taking turns, made on the first upload that stages and
+     * kept, since making them (cudaHostAlloc) costs more than a 4 MiB
+     * copy; freed with the context. */
+    void *stage[2];
+    cudaEvent_t stage_done[2]; /* buffer b's last DMA has finished */
     /* The record of live device allocations, so that kr_ctx_device_bytes
      * can say what the context holds. */
     kr_cuda_alloc *allocs;

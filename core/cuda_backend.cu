@@ -1867,6 +1867,10 @@ void kr_cuda_backend_fini(kr_ctx *ctx)
     if (st->d_scratch) cudaFreeAsync(st->d_scratch, st->stream);
     if (st->h_scratch) cudaFreeHost(st->h_scratch);
     if (st->stream) cudaStreamSynchronize(st->stream);
+    for (int b = 0; b < 2; b++) {
+        if (st->stage_done[b]) cudaEventDestroy(st->stage_done[b]);
+        if (st->stage[b]) cudaFreeHost(st->stage[b]);
+    }
     /* a pool with live allocations goes once they are freed */
     if (st->pool) cudaMemPoolDestroy(st->pool);
     if (st->stream) cudaStreamDestroy(st->stream);

@@ -20,34 +20,33 @@
 
 /* ------------------------------------------------------ pinned upload */
 
+/* The context's two pinned buffers (kr_cuda_state.stage), made on first
+ * use; `next` is the one to fill next. */
 typedef struct stager {
-    void *buf[2];
-    cudaEvent_t done[2]; /* buffer b's last DMA has finished */
+    kr_cuda_state *st;
     int next;
 } stager;
 
 static kr_status stage_open(kr_ctx *ctx, stager *s)
 {
-    memset(s, 0, sizeof *s);
+    s->st = kr_cuda(ctx);
+    s->next = 0;
     for (int b = 0; b < 2; b++) {
-        KR_CUDA_TRY(
-            ctx, cudaHostAlloc(&s->buf[b], STAGE_BYTES, cudaHostAllocDefault));
-        KR_CUDA_TRY(
-            ctx, cudaEventCreateWithFlags(&s->done[b], cudaEventDisableTiming));
+        if (!s->st->stage[b])
+            KR_CUDA_TRY(ctx, cudaHostAlloc(&s->st->stage[b], STAGE_BYTES,
+                                           cudaHostAllocDefault));
+        if (!s->st->stage_done[b])
+            KR_CUDA_TRY(ctx, cudaEventCreateWithFlags(&s->st->stage_done[b],
+                                                      cudaEventDisableTiming));
     }
     return KR_OK;
 }
 
-/* Waits for the last DMA, then frees; accepts a half-opened stager. */
+/* Waits for the last DMA: the buffers stay with the context. */
 static kr_status stage_close(kr_ctx *ctx, stager *s)
 {
-    cudaError_t e = cudaStreamSynchronize(kr_cuda(ctx)->stream);
-    for (int b = 0; b < 2; b++) {
-        if (s->done[b]) cudaEventDestroy(s->done[b]);
-        if (s->buf[b]) cudaFreeHost(s->buf[b]);
-    }
-    memset(s, 0, sizeof *s);
-    KR_CUDA_TRY(ctx, e);
+    (void)s;
+    KR_CUDA_TRY(ctx, cudaStreamSynchronize(kr_cuda(ctx)->stream));
     return KR_OK;
 }
 
@@ -56,16 +55,17 @@ static kr_status stage_close(kr_ctx *ctx, stager *s)
 static kr_status stage_copy(kr_ctx *ctx, stager *s, void *dst, const void *src,
                             size_t bytes)
 {
-    cudaStream_t stream = kr_cuda(ctx)->stream;
+    cudaStream_t stream = s->st->stream;
     for (size_t at = 0; at < bytes; at += STAGE_BYTES) {
         size_t len = bytes - at < STAGE_BYTES ? bytes - at : STAGE_BYTES;
         int b = s->next;
         s->next ^= 1;
-        KR_CUDA_TRY(ctx, cudaEventSynchronize(s->done[b]));
-        kr_host_copy_parallel(ctx, s->buf[b], (const char *)src + at, len);
-        KR_CUDA_TRY(ctx, cudaMemcpyAsync((char *)dst + at, s->buf[b], len,
+        KR_CUDA_TRY(ctx, cudaEventSynchronize(s->st->stage_done[b]));
+        kr_host_copy_parallel(ctx, s->st->stage[b], (const char *)src + at,
+                              len);
+        KR_CUDA_TRY(ctx, cudaMemcpyAsync((char *)dst + at, s->st->stage[b], len,
                                          cudaMemcpyHostToDevice, stream));
-        KR_CUDA_TRY(ctx, cudaEventRecord(s->done[b], stream));
+        KR_CUDA_TRY(ctx, cudaEventRecord(s->st->stage_done[b], stream));
     }
     return KR_OK;
 }
