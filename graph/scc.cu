@@ -4,8 +4,8 @@
  * (the per-vertex ones shared through scc.h), so a run on either takes
  * the same passes. The graph and its transpose are uploaded once (the
  * transpose is built on the host); each step reads back one counter.
- * Not yet run on a GPU: the tests compare it with the CPU steps and with
- * Tarjan. */
+ * test_scc compares it with the CPU steps and with Tarjan (passed on an
+ * H200, 2026-11-27). */
 #include "core/cuda.h"
 #include "graph/scc.h"
 

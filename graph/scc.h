@@ -24,8 +24,10 @@ extern "C" {
 #endif
 
 /* KR_SCC_AUTO takes the GPU's forward-backward steps from this many edges
- * on. Provisional: the GPU steps have not run yet; measure them against
- * Tarjan on the GPU machine and set it from that. */
+ * on. Provisional: on an H200 (2026-11-27, bench/results/grail-h200-
+ * 2026-11-27.md) the edge count did not predict the faster method (fwbw
+ * won on poisson3d:100 and dag:1000000,50, lost on dag:1000000,100 and
+ * convdiff2d:1000); a pass budget would track the cause better. */
 #define KR_SCC_GPU_MIN_EDGES ((int64_t)1 << 22)
 
 /* Tarjan's components, numbered as Tarjan closes them (sinks first). */
