@@ -882,6 +882,7 @@ __device__ unsigned char warp_search(const warp_work &w, unsigned *vis,
     __syncwarp();
     while (top > 0) {
         int32_t x = stack[--top];
+        __syncwarp(); /* every lane has x before a push reuses its slot */
         int64_t e1 = w.off[x + 1];
         for (int64_t e = w.off[x]; e < e1; e += kWarp) {
             int32_t c = -1;
@@ -940,7 +941,8 @@ int32_t warp_stack_cap(int32_t n)
 {
     int64_t cap = kWarpStack;
     const char *env = getenv("KRYLOV_REACH_WARP_STACK");
-    if (env && atol(env) > 0) cap = atol(env);
+    long want = env ? atol(env) : 0;
+    if (want > 0) cap = want;
     return (int32_t)(cap < n ? cap : (n > 0 ? n : 1));
 }
 
@@ -1098,16 +1100,23 @@ extern "C" kr_status kr_grail_cuda_query(kr_ctx *ctx, kr_reach *R, int64_t q,
                                          const int32_t *dag_pairs,
                                          unsigned char *answer)
 {
+    R->warp_searched = R->warp_fallbacks = 0;
     if (!(R->gpu_variants & KR_REACH_GPU_WARP_QUERIES) || q == 0)
         return bits_queries(ctx, R, q, dag_pairs, answer);
     for (int64_t base = 0; base < q; base += kWarpChunk) {
         int64_t len = q - base < kWarpChunk ? q - base : kWarpChunk;
-        KR_TRY(warp_queries(ctx, R, (const gpu_index *)R->gpu, len,
-                            dag_pairs + 2 * base, answer + base));
+        kr_status st = warp_queries(ctx, R, (const gpu_index *)R->gpu, len,
+                                    dag_pairs + 2 * base, answer + base);
+        if (st == KR_ERR_NOMEM) /* no room for the warps: all by bits */
+            memset(answer + base, 2, (size_t)len);
+        else if (st != KR_OK)
+            return st;
     }
     int64_t left = 0;
     for (int64_t k = 0; k < q; k++)
         left += answer[k] == 2;
+    R->warp_searched = q - left;
+    R->warp_fallbacks = left;
     if (!left) return KR_OK;
     int32_t *pairs = (int32_t *)malloc((size_t)2 * left * sizeof *pairs);
     unsigned char *got = (unsigned char *)malloc((size_t)left);

@@ -32,6 +32,10 @@ struct kr_reach {
     kr_grail_ws ws; /* for kr_reach_query                          */
     void *gpu;      /* the device copy (grail.cu), or NULL         */
     kr_reach_info info;
+    /* The last GPU batch with KR_REACH_GPU_WARP_QUERIES: queries a warp
+     * searched, and those it handed to the bit-parallel search (a stack
+     * too small, or no memory for the warps' space: all of them). */
+    int64_t warp_searched, warp_fallbacks;
 };
 
 /* Does DAG vertex a reach b: topological order, labels, then a DFS pruned

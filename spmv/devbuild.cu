@@ -32,9 +32,16 @@ static kr_status stage_open(kr_ctx *ctx, stager *s)
     s->st = kr_cuda(ctx);
     s->next = 0;
     for (int b = 0; b < 2; b++) {
+        cudaError_t e = cudaSuccess;
         if (!s->st->stage[b])
-            KR_CUDA_TRY(ctx, cudaHostAlloc(&s->st->stage[b], STAGE_BYTES,
-                                           cudaHostAllocDefault));
+            e = cudaHostAlloc(&s->st->stage[b], STAGE_BYTES,
+                              cudaHostAllocDefault);
+        if (e != cudaSuccess) {
+            s->st->stage[b] = NULL;
+            cudaGetLastError(); /* not left for the next launch check */
+            return kr_cuda_fail(ctx, "cudaHostAlloc", cudaGetErrorString(e),
+                                __FILE__, __LINE__);
+        }
         if (!s->st->stage_done[b])
             KR_CUDA_TRY(ctx, cudaEventCreateWithFlags(&s->st->stage_done[b],
                                                       cudaEventDisableTiming));

@@ -4,6 +4,7 @@
  * containment on reachable pairs; SCCs against mutual reachability; a
  * 10^7-vertex chain; malformed .gra files; the quotient graph of a block
  * partition; SCC-aware blocking. */
+#include "graph/grail.h"
 #include "graph/graph.h"
 #include "precond/blocking.h"
 #include "testgraph.h"
@@ -593,6 +594,16 @@ static void gpu_against_cpu(kr_ctx *cpu, kr_ctx *gpu, const kr_graph *G,
     ck_assert_msg(kr_reach_query_batch(gpu, R, q, pairs, b, &by_labels) ==
                       KR_OK,
                   "%s", kr_ctx_error(gpu));
+    if (go && (go->gpu_variants & KR_REACH_GPU_WARP_QUERIES)) {
+        /* the warps searched what the labels left, or handed it on */
+        ck_assert_int_eq(R->warp_searched + R->warp_fallbacks, q - by_labels);
+        if (getenv("KRYLOV_REACH_WARP_STACK"))
+            ck_assert_msg(q - by_labels < 100 || R->warp_fallbacks > 0,
+                          "%s: a 4-entry stack never overflowed", what);
+        else
+            ck_assert_msg(q == by_labels || R->warp_searched > 0,
+                          "%s: no query searched by a warp", what);
+    }
     int32_t lo_u[16], hi_u[16], lo_v[16], hi_v[16];
     int64_t yes = 0;
     for (int64_t k = 0; k < q; k++) {
