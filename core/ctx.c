@@ -34,18 +34,20 @@ static void set_cpu(kr_ctx *ctx)
 }
 
 /* $KRYLOV_BUILD picks the context's first kr_build; unset or empty is
- * host, anything but "host" or "device" an error naming it. */
+ * host, anything but "host", "device" or "auto" an error naming it. */
 static kr_status build_from_env(kr_ctx *ctx)
 {
     const char *v = getenv("KRYLOV_BUILD");
     ctx->build = KR_BUILD_HOST;
     if (!v || !*v || !strcmp(v, "host")) return KR_OK;
-    if (!strcmp(v, "device")) {
-        ctx->build = KR_BUILD_DEVICE;
+    if (!strcmp(v, "device") || !strcmp(v, "auto")) {
+        ctx->build = !strcmp(v, "auto") ? KR_BUILD_AUTO : KR_BUILD_DEVICE;
         return KR_OK;
     }
     return kr_fail(ctx, KR_ERR_ARG,
-                   "KRYLOV_BUILD is '%s'; it must be 'host' or 'device'", v);
+                   "KRYLOV_BUILD is '%s'; it must be 'host', 'device' or "
+                   "'auto'",
+                   v);
 }
 
 kr_status kr_ctx_create(kr_ctx **out, kr_device want)
@@ -124,10 +126,11 @@ kr_status kr_ctx_set_threads(kr_ctx *ctx, int threads)
 kr_status kr_ctx_set_build(kr_ctx *ctx, kr_build where)
 {
     if (!ctx) return KR_ERR_ARG;
-    if (where != KR_BUILD_HOST && where != KR_BUILD_DEVICE)
+    if (where != KR_BUILD_HOST && where != KR_BUILD_DEVICE &&
+        where != KR_BUILD_AUTO)
         return kr_fail(ctx, KR_ERR_ARG,
-                       "kr_ctx_set_build: %d is neither KR_BUILD_HOST nor "
-                       "KR_BUILD_DEVICE",
+                       "kr_ctx_set_build: %d is not KR_BUILD_HOST, "
+                       "KR_BUILD_DEVICE or KR_BUILD_AUTO",
                        (int)where);
     ctx->build = where;
     return KR_OK;

@@ -497,13 +497,15 @@ void cli_print_options(FILE *f, const cli_opt *opts, const void *defaults)
 
 const char *const *cli_build_names(void)
 {
-    static const char *const names[] = {"env", "host", "device", NULL};
+    static const char *const names[] = {"env", "host", "device", "auto", NULL};
     return names;
 }
 
 kr_status cli_set_build(kr_ctx *ctx, const char *build)
 {
     if (!build || !strcmp(build, "env")) return KR_OK;
-    return kr_ctx_set_build(ctx, strcmp(build, "device") ? KR_BUILD_HOST
-                                                         : KR_BUILD_DEVICE);
+    kr_build b = !strcmp(build, "device") ? KR_BUILD_DEVICE
+                 : !strcmp(build, "auto") ? KR_BUILD_AUTO
+                                          : KR_BUILD_HOST;
+    return kr_ctx_set_build(ctx, b);
 }

@@ -103,7 +103,8 @@ const char *const *cli_build_names(void);
     "where the matrix format is built on the GPU: host (built on the host "    \
     "from CSR, then uploaded), device (the CSR uploaded once, pinned, and "    \
     "the format built from it by kernels; the matrix keeps that CSR, for "     \
-    "the preconditioner), env = $KRYLOV_BUILD, else host"
+    "the preconditioner), auto (device from 50000 nonzeros, else host), "      \
+    "env = $KRYLOV_BUILD, else host"
 /* Applies a --build value to ctx ("env" leaves the context's own). */
 kr_status cli_set_build(kr_ctx *ctx, const char *build);
 

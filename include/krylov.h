@@ -81,9 +81,18 @@ int kr_ctx_threads(const kr_ctx *ctx);
  * host's; the matrix then keeps that device CSR, so kr_matrix_csr_view
  * works for every format (A is held twice for ellr, pellr, vsr and hyb;
  * kr_matrix_bytes counts it) and the preconditioners set up from it.
- * "auto-probe" and the CPU backend build on the host either way. A new
- * context starts from $KRYLOV_BUILD ("host" or "device"; unset = host). */
-typedef enum kr_build { KR_BUILD_HOST = 0, KR_BUILD_DEVICE = 1 } kr_build;
+ * "auto-probe" and the CPU backend build on the host either way.
+ * KR_BUILD_AUTO: the device build from KR_BUILD_AUTO_MIN_NNZ nonzeros, the
+ * host build below (on an H200 the device build's fixed ~0.2 ms made it
+ * the slower one under about 3e4 nonzeros, 10x the faster at 3e7). A new
+ * context starts from $KRYLOV_BUILD ("host", "device" or "auto"; unset =
+ * host). */
+typedef enum kr_build {
+    KR_BUILD_HOST = 0,
+    KR_BUILD_DEVICE = 1,
+    KR_BUILD_AUTO = 2
+} kr_build;
+#define KR_BUILD_AUTO_MIN_NNZ 50000
 kr_status kr_ctx_set_build(kr_ctx *ctx, kr_build where);
 kr_build kr_ctx_build(const kr_ctx *ctx);
 /* GPU memory the context holds now, and (in *peak, if not NULL) the most

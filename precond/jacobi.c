@@ -75,7 +75,7 @@ static kr_status jacobi_setup(kr_ctx *ctx, const kr_csr *A,
 {
     (void)o;
     *impl = NULL;
-    if (dev && ctx->device == KR_DEVICE_CUDA && ctx->build == KR_BUILD_DEVICE)
+    if (dev && ctx->device == KR_DEVICE_CUDA && ctx->build != KR_BUILD_HOST)
         return inverse_on_device(ctx, dev, impl);
     return upload_inverse(ctx, A, impl);
 }

@@ -34,11 +34,14 @@ static kr_status pick_ops(kr_ctx *ctx, const char *format,
     return KR_OK;
 }
 
-/* KR_BUILD_DEVICE on a GPU context, for a format with a device build. */
-static int builds_on_device(const kr_matrix *M)
+/* KR_BUILD_DEVICE (or KR_BUILD_AUTO from KR_BUILD_AUTO_MIN_NNZ nonzeros)
+ * on a GPU context, for a format with a device build. */
+static int builds_on_device(const kr_matrix *M, const kr_csr *A)
 {
-    return M->ctx->device == KR_DEVICE_CUDA &&
-           M->ctx->build == KR_BUILD_DEVICE && M->ops->build_device;
+    kr_build b = M->ctx->build;
+    int device = b == KR_BUILD_DEVICE ||
+                 (b == KR_BUILD_AUTO && A->nnz >= KR_BUILD_AUTO_MIN_NNZ);
+    return M->ctx->device == KR_DEVICE_CUDA && device && M->ops->build_device;
 }
 
 /* A's CSR uploaded once and kept in M->dev; the format built from it. */
@@ -97,8 +100,8 @@ static kr_status build_impl(kr_ctx *ctx, const kr_csr *A,
 {
     if (!permute || strcmp(permute, "none") == 0) {
         M->ops = ops; /* a row order builds on the host (kr_permuted_ops) */
-        return builds_on_device(M) ? build_on_device(M, A)
-                                   : ops->build(ctx, A, &M->impl);
+        return builds_on_device(M, A) ? build_on_device(M, A)
+                                      : ops->build(ctx, A, &M->impl);
     }
     M->ops = &kr_permuted_ops;
     return kr_permuted_build(ctx, A, ops, permute, &M->impl);

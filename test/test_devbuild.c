@@ -400,6 +400,36 @@ START_TEST(devbuild_staged_upload)
 }
 END_TEST
 
+/* KR_BUILD_AUTO: a host build under KR_BUILD_AUTO_MIN_NNZ nonzeros (no
+ * upload stage), a device build from it, and the same solve either way
+ * as with the build named. */
+START_TEST(devbuild_auto_by_size)
+{
+    kr_ctx *g = kt_gpu_or_skip("devbuild_auto_by_size");
+    if (!g) return;
+    const char *specs[] = {"poisson3d:10", "poisson3d:30"};
+    for (int i = 0; i < 2; i++) {
+        kr_csr A;
+        ck_assert_int_eq(kr_generate(g, specs[i], &A), KR_OK);
+        int device = A.nnz >= KR_BUILD_AUTO_MIN_NNZ;
+        ck_assert_int_eq(device, i); /* one of each */
+        ck_assert_int_eq(kr_ctx_set_build(g, KR_BUILD_AUTO), KR_OK);
+        kr_matrix *M;
+        ck_assert_int_eq(kr_matrix_create(g, &A, "pellr", &M), KR_OK);
+        double up = -1.0, fmt = -1.0;
+        kr_matrix_build_stages(M, &up, &fmt);
+        ck_assert_msg((up > 0.0) == device, "%s: upload %g s, nnz %d", specs[i],
+                      up, (int)A.nnz);
+        kr_csr_view v;
+        ck_assert_int_eq(kr_matrix_csr_view(M, &v) == KR_OK, device);
+        kr_matrix_destroy(M);
+        kr_csr_free(&A);
+    }
+    kr_ctx_set_build(g, KR_BUILD_HOST);
+    kr_ctx_destroy(g);
+}
+END_TEST
+
 /* ------------------------------------------------------- on the CPU */
 
 START_TEST(devbuild_switch)
@@ -412,10 +442,16 @@ START_TEST(devbuild_switch)
     ck_assert_int_eq(kr_ctx_build(c), KR_BUILD_DEVICE);
     ck_assert_int_eq(kr_ctx_set_build(c, (kr_build)7), KR_ERR_ARG);
     ck_assert_int_eq(kr_ctx_build(c), KR_BUILD_DEVICE);
+    ck_assert_int_eq(kr_ctx_set_build(c, KR_BUILD_AUTO), KR_OK);
+    ck_assert_int_eq(kr_ctx_build(c), KR_BUILD_AUTO);
     kr_ctx_destroy(c);
     setenv("KRYLOV_BUILD", "device", 1);
     ck_assert_int_eq(kr_ctx_create(&c, KR_DEVICE_CPU), KR_OK);
     ck_assert_int_eq(kr_ctx_build(c), KR_BUILD_DEVICE);
+    kr_ctx_destroy(c);
+    setenv("KRYLOV_BUILD", "auto", 1);
+    ck_assert_int_eq(kr_ctx_create(&c, KR_DEVICE_CPU), KR_OK);
+    ck_assert_int_eq(kr_ctx_build(c), KR_BUILD_AUTO);
     kr_ctx_destroy(c);
     setenv("KRYLOV_BUILD", "gpu", 1);
     ck_assert_int_eq(kr_ctx_create(&c, KR_DEVICE_CPU), KR_ERR_ARG);
@@ -557,6 +593,7 @@ static Suite *suite(void)
     tcase_add_test(t, devbuild_jacobi_zero_diagonal);
     tcase_add_test(t, devbuild_update_values);
     tcase_add_test(t, devbuild_staged_upload);
+    tcase_add_test(t, devbuild_auto_by_size);
     suite_add_tcase(s, t);
     return s;
 }

@@ -242,7 +242,7 @@ static double upload_seconds(const kr_precond *P)
 static kr_status make_precond(solve_run *r, kr_matrix *M, const kr_csr *A,
                               kr_precond **P)
 {
-    if (kr_ctx_build(r->ctx) == KR_BUILD_DEVICE)
+    if (kr_ctx_build(r->ctx) != KR_BUILD_HOST)
         return kr_precond_create_matrix(r->ctx, M, A, r->o->precond, NULL, P);
     return kr_precond_create(r->ctx, A, r->o->precond, P);
 }
@@ -415,7 +415,9 @@ static void md_header(FILE *f, const solve_run *r)
             o->breakdown_restarts, o->reps, o->warmup, kr_ctx_threads(r->ctx),
             r->copy_bps * 1e-9, r->copy_bytes >> 20, BENCH_COPY_REPS,
             WARMUP_MAXIT,
-            kr_ctx_build(r->ctx) == KR_BUILD_DEVICE ? "device" : "host",
+            kr_ctx_build(r->ctx) == KR_BUILD_HOST     ? "host"
+            : kr_ctx_build(r->ctx) == KR_BUILD_DEVICE ? "device"
+                                                      : "auto",
             BENCH_SPMV_MODEL);
     if (kr_ctx_warmup_seconds(r->ctx) > 0)
         fprintf(f,
