@@ -341,6 +341,37 @@ START_TEST(solve_iterations_match_krylov_solve)
 }
 END_TEST
 
+/* --nrhs: the multi solve's byte floor per column-iteration is the single
+ * solve's less (k-1)/k of A's bytes (12 B per nonzero and the row
+ * pointers, once per SpMV), by the model the row states. */
+START_TEST(solve_nrhs_floors_follow_the_model)
+{
+    const char *d = kt_tmpdir();
+    run_out r = krylov(d,
+                       "bench solve --gen poisson2d:30 --method bicgstab "
+                       "--nrhs 4 " FAST " --json %s/s.json",
+                       d);
+    ck_assert_msg(r.rc == 0, "exit %d: %s", r.rc, r.err);
+    char *json = slurp_in(d, "s.json");
+    const char *o[2], *e[2];
+    ck_assert_int_eq(rows_of(json, o, e, 2), 1);
+    double n = kt_json_num(o[0], e[0], "n"),
+           nnz = kt_json_num(o[0], e[0], "nnz");
+    double spmvs = kt_json_num(o[0], e[0], "spmvs_per_iteration");
+    double single = kt_json_num(o[0], e[0], "floor_seconds_per_iteration");
+    double s1 = kt_json_num(o[0], e[0], "single_floor_s_per_column_iteration");
+    double sk = kt_json_num(o[0], e[0], "multi_floor_s_per_column_iteration");
+    ck_assert_double_eq_tol(s1, single, 1e-12 * single);
+    double a_share = spmvs * (12 * nnz + 4 * (n + 1)) /
+                     kt_json_num(o[0], e[0], "bytes_per_iteration");
+    ck_assert_double_eq_tol(sk, single * (1 - a_share * 3.0 / 4.0),
+                            1e-9 * single);
+    ck_assert_double_lt(sk, s1);
+    free(json);
+    kt_output_free(&r);
+}
+END_TEST
+
 /* bjacobi's rows say what of its build was the upload of A (nothing on
  * the CPU); the other preconditioners' rows have no such key. */
 START_TEST(solve_bjacobi_reports_upload)
@@ -452,6 +483,7 @@ int main(void)
     tcase_add_test(tc, help_states_models_and_defaults);
     tcase_add_test(tc, unwritable_output_exit_3);
     tcase_add_test(tc, solve_iterations_match_krylov_solve);
+    tcase_add_test(tc, solve_nrhs_floors_follow_the_model);
     tcase_add_test(tc, solve_bjacobi_reports_upload);
     tcase_add_test(tc, solve_cg_bytes_follow_the_model);
     tcase_add_test(tc, solve_zero_iterations_no_nan);

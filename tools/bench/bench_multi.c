@@ -129,17 +129,32 @@ kr_status bench_multi_run(kr_ctx *ctx, const kr_csr *A, kr_matrix *M,
     return st;
 }
 
+void bench_multi_floors(bench_multi *b, double iter_bytes, double spmvs,
+                        int32_t n, int32_t nnz, double copy_bps)
+{
+    double a_bytes = spmvs * (12.0 * nnz + 4.0 * ((double)n + 1));
+    b->single_floor_s = iter_bytes / copy_bps;
+    b->multi_floor_s = (iter_bytes - a_bytes + a_bytes / b->k) / copy_bps;
+}
+
 void bench_multi_md_header(FILE *f)
 {
     fprintf(f, "\nSeveral right-hand sides (--nrhs): b_j = A x_j, x_j "
                "uniform in [-1, 1) (seed 1), x0 = 0; the same matrix and "
                "preconditioner for both; times are medians of the reps, "
                "solves only (no setup); us/col-it = time / column "
-               "iterations summed.\n\n"
+               "iterations summed; floors: the bytes per column-iteration "
+               "over the copy bandwidth, A read once per iteration for all "
+               "k columns in the multi solve and every vector pass per "
+               "column; at the multi floor = the singles' time over the "
+               "multi solve's floor, the most the multi solve can gain "
+               "by bytes.\n\n"
                "| matrix | k | its (k singles) | its (multi) | each column "
                "equal | converged (singles / multi) | k singles ms | multi "
-               "ms | speedup | singles us/col-it | multi us/col-it |\n"
-               "|---|---|---|---|---|---|---|---|---|---|---|\n");
+               "ms | speedup | singles us/col-it | multi us/col-it | floor "
+               "us/col-it (singles / multi) | speedup at the multi floor "
+               "|\n"
+               "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 }
 
 static double per_col_it(double s, long long its)
@@ -150,8 +165,8 @@ static double per_col_it(double s, long long its)
 void bench_multi_md_row(FILE *f, const char *name, const bench_multi *b)
 {
     if (!b->ok) {
-        fprintf(f, "| %s | %d | - | - | - | - | - | - | - | - | - |\n", name,
-                b->k);
+        fprintf(f, "| %s | %d | - | - | - | - | - | - | - | - | - | - | - |\n",
+                name, b->k);
         return;
     }
     fprintf(f, "| %s | %d | %lld | %lld | %s | %d / %d | %.3f | %.3f | ", name,
@@ -162,6 +177,14 @@ void bench_multi_md_row(FILE *f, const char *name, const bench_multi *b)
     bench_md_num(f, "%.3f", per_col_it(b->single_s, b->single_its));
     fputs(" | ", f);
     bench_md_num(f, "%.3f", per_col_it(b->multi_s, b->multi_its));
+    fputs(" | ", f);
+    bench_md_num(f, "%.3f", b->single_floor_s * 1e6);
+    fputs(" / ", f);
+    bench_md_num(f, "%.3f", b->multi_floor_s * 1e6);
+    fputs(" | ", f);
+    bench_md_num(f, "%.2f",
+                 per_col_it(b->single_s, b->single_its) * 1e-6 /
+                     b->multi_floor_s);
     fputs(" |\n", f);
 }
 
@@ -182,5 +205,7 @@ void bench_multi_json(cli_json *j, const bench_multi *b)
                  per_col_it(b->single_s, b->single_its) * 1e-6);
     cli_json_num(j, "multi_s_per_column_iteration",
                  per_col_it(b->multi_s, b->multi_its) * 1e-6);
+    cli_json_num(j, "single_floor_s_per_column_iteration", b->single_floor_s);
+    cli_json_num(j, "multi_floor_s_per_column_iteration", b->multi_floor_s);
     cli_json_close(j);
 }

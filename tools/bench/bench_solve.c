@@ -324,6 +324,9 @@ static void finish_row(solve_run *r, solve_row *row, solve_mat *m)
     row->iter_bytes = bench_iter_bytes(&row->model, row->spmv_bytes, row->n);
     row->floor_s = row->iter_bytes / r->copy_bps;
     row->ratio = row->per_iter_s / row->floor_s;
+    if (row->multi.ok)
+        bench_multi_floors(&row->multi, row->iter_bytes, row->model.spmvs,
+                           row->n, row->nnz, r->copy_bps);
     if (row->its_varied)
         snprintf(row->note, sizeof row->note, "iterations varied between reps");
 }
