@@ -161,7 +161,10 @@ int bench_fatal(kr_status st)
            st == KR_ERR_NOT_COMPILED;
 }
 
-int bench_open(const char *device, const char *build, int threads, kr_ctx **ctx)
+/* Opens the context on the named device with T threads; prints the
+ * note of an automatic CPU fallback. Returns an exit code. */
+static int bench_open(const char *device, const char *build, int threads,
+                      kr_ctx **ctx)
 {
     kr_device want = !strcmp(device, "cpu")    ? KR_DEVICE_CPU
                      : !strcmp(device, "cuda") ? KR_DEVICE_CUDA
@@ -176,6 +179,16 @@ int bench_open(const char *device, const char *build, int threads, kr_ctx **ctx)
     if (st != KR_OK) return bench_lib_error(*ctx, st, NULL);
     if (*kr_ctx_note(*ctx)) fprintf(stderr, "note: %s\n", kr_ctx_note(*ctx));
     return 0;
+}
+
+int bench_start(const char *device, const char *build, int threads, int copy_mb,
+                kr_ctx **ctx, size_t *copy_bytes, double *copy_bps, char *date,
+                size_t len)
+{
+    int rc = bench_open(device, build, threads, ctx);
+    if (!rc) rc = bench_copy_bandwidth(*ctx, copy_mb, copy_bytes, copy_bps);
+    bench_utc_date(date, len);
+    return rc;
 }
 
 int bench_load(const char *command, kr_ctx *ctx, const bench_item *item,

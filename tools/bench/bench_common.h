@@ -108,10 +108,12 @@ int bench_list_make_gens(bench_list *l, const char **files, int nfiles,
                          const char *const *defaults);
 void bench_list_free(bench_list *l);
 
-/* Opens the context on the named device with T threads; prints the
- * note of an automatic CPU fallback. Returns an exit code. */
-int bench_open(const char *device, const char *build, int threads,
-               kr_ctx **ctx);
+/* Every bench command's start: the context (bench_open), the copy
+ * bandwidth of this run (bench_copy_bandwidth) and its date into date
+ * (bench_utc_date, written even on failure). Returns an exit code. */
+int bench_start(const char *device, const char *build, int threads, int copy_mb,
+                kr_ctx **ctx, size_t *copy_bytes, double *copy_bps, char *date,
+                size_t len);
 
 /* Reads or generates item into A. Returns an exit code. */
 int bench_load(const char *command, kr_ctx *ctx, const bench_item *item,

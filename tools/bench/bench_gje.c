@@ -280,12 +280,10 @@ static int open_ops(gje_run *r)
 
 static int run_all(gje_run *r)
 {
-    int rc = bench_open(r->o->device, r->o->build, r->o->threads, &r->ctx);
+    int rc = bench_start(r->o->device, r->o->build, r->o->threads,
+                         r->o->copy_mb, &r->ctx, &r->copy_bytes, &r->copy_bps,
+                         r->date, sizeof r->date);
     if (!rc) rc = open_ops(r);
-    if (!rc)
-        rc = bench_copy_bandwidth(r->ctx, r->o->copy_mb, &r->copy_bytes,
-                                  &r->copy_bps);
-    bench_utc_date(r->date, sizeof r->date);
     /* matrices first: a bad file or spec stops the run before the long
      * dense part */
     if (!rc && r->matrices) rc = gje_run_matrices(r);

@@ -573,16 +573,14 @@ static void write_json(FILE *f, const void *arg)
 
 static int run_all(solve_run *r)
 {
-    int rc = bench_open(r->o->device, r->o->build, r->o->threads, &r->ctx);
-    if (!rc)
-        rc = bench_copy_bandwidth(r->ctx, r->o->copy_mb, &r->copy_bytes,
-                                  &r->copy_bps);
+    int rc = bench_start(r->o->device, r->o->build, r->o->threads,
+                         r->o->copy_mb, &r->ctx, &r->copy_bytes, &r->copy_bps,
+                         r->date, sizeof r->date);
     if (!rc) {
         r->rows = calloc((size_t)r->list.n + 1, sizeof *r->rows);
         if (!r->rows) cli_error("out of host memory for the results");
         if (!r->rows) rc = CLI_EXIT_DEVICE;
     }
-    bench_utc_date(r->date, sizeof r->date);
     for (int k = 0; !rc && k < r->list.n; k++)
         rc = run_matrix(r, k);
     if (!rc)

@@ -642,10 +642,9 @@ static void write_json(FILE *f, const void *arg)
 
 static int run_all(spmm_run *r)
 {
-    int rc = bench_open(r->o->device, r->o->build, r->o->threads, &r->ctx);
-    if (!rc)
-        rc = bench_copy_bandwidth(r->ctx, r->o->copy_mb, &r->copy_bytes,
-                                  &r->copy_bps);
+    int rc = bench_start(r->o->device, r->o->build, r->o->threads,
+                         r->o->copy_mb, &r->ctx, &r->copy_bytes, &r->copy_bps,
+                         r->date, sizeof r->date);
     if (!rc) {
         size_t per = ((size_t)r->nformats * r->norders + 1) * (size_t)r->nks;
         r->rows = calloc((size_t)r->list.n * per + 1, sizeof *r->rows);
@@ -655,7 +654,6 @@ static int run_all(spmm_run *r)
             rc = CLI_EXIT_DEVICE;
         }
     }
-    bench_utc_date(r->date, sizeof r->date);
     for (int i = 0; !rc && i < r->list.n; i++)
         rc = run_matrix(r, i);
     if (!rc)
