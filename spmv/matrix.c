@@ -114,7 +114,6 @@ static kr_status resolve_auto(kr_ctx *ctx, const kr_csr *A,
     pick->reason[0] = '\0';
     if (!o->permute || strcmp(o->permute, "auto") != 0) return KR_OK;
     KR_TRY(kr_predict_check(ctx, &kr_row_order_model));
-    KR_TRY(kr_csr_check(ctx, A)); /* the features read every index */
     KR_TRY(kr_predict_choice(ctx, &kr_row_order_model, A,
                              o->columns > 0 ? o->columns : 1, o->format, pick));
     o->format = pick->format;
@@ -140,7 +139,6 @@ static kr_status resolve_format(kr_ctx *ctx, const kr_csr *A,
 {
     why[0] = '\0';
     if (!model_picks_format(ctx, o)) return KR_OK;
-    KR_TRY(kr_csr_check(ctx, A));
     kr_prediction pick;
     KR_TRY(kr_predict_choice(ctx, &kr_row_order_model, A, o->columns, NULL,
                              &pick));
@@ -164,13 +162,14 @@ kr_status kr_matrix_create_opts(kr_ctx *ctx, const kr_csr *A,
     kr_prediction pick;
     char format_why[600];
     const char *asked = o.format ? o.format : KR_FORMAT_DEFAULT;
+    /* once, before the model's features read every index */
+    KR_TRY(kr_csr_check(ctx, A));
     KR_TRY(resolve_auto(ctx, A, &o, &pick));
     KR_TRY(resolve_format(ctx, A, &o, format_why, sizeof format_why));
     const char *format = o.format ? o.format : KR_FORMAT_DEFAULT;
     const kr_format_ops *ops;
     KR_TRY(pick_ops(ctx, format, &ops));
     KR_TRY(check_permute(ctx, o.permute));
-    KR_TRY(kr_csr_check(ctx, A));
     char what[128];
     snprintf(what, sizeof what, "building the matrix in format %s", format);
     KR_TRY(kr_host_mem_check(ctx, kr_csr_bytes(A->nrows, A->nnz), what));
