@@ -34,14 +34,14 @@ static void set_cpu(kr_ctx *ctx)
 }
 
 /* $KRYLOV_BUILD picks the context's first kr_build; unset or empty is
- * host, anything but "host", "device" or "auto" an error naming it. */
+ * auto, anything but "host", "device" or "auto" an error naming it. */
 static kr_status build_from_env(kr_ctx *ctx)
 {
     const char *v = getenv("KRYLOV_BUILD");
-    ctx->build = KR_BUILD_HOST;
-    if (!v || !*v || !strcmp(v, "host")) return KR_OK;
-    if (!strcmp(v, "device") || !strcmp(v, "auto")) {
-        ctx->build = !strcmp(v, "auto") ? KR_BUILD_AUTO : KR_BUILD_DEVICE;
+    ctx->build = KR_BUILD_AUTO;
+    if (!v || !*v || !strcmp(v, "auto")) return KR_OK;
+    if (!strcmp(v, "device") || !strcmp(v, "host")) {
+        ctx->build = !strcmp(v, "host") ? KR_BUILD_HOST : KR_BUILD_DEVICE;
         return KR_OK;
     }
     return kr_fail(ctx, KR_ERR_ARG,

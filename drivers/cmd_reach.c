@@ -86,9 +86,9 @@ static const cli_opt reach_table[] = {
      "vertex by out-degree), or both"},
     {"--gpu-queries", NULL, CLI_CHOICE, OFF(gpu_queries), 0, 0, gpu_query_names,
      "Q",
-     "GPU search of the queries the labels leave open: bits (64 queries per "
-     "word of bit-parallel frontiers) or warp (a warp per query, the host "
-     "index's pruned search; not yet run on a GPU)"},
+     "GPU search of the queries the labels leave open: warp (a warp per "
+     "query, the host index's pruned search) or bits (64 queries per word "
+     "of bit-parallel frontiers, slower on deep graphs)"},
     {"--threads", NULL, CLI_INT, OFF(threads), 0, 1024, NULL, "T",
      "CPU threads, 0 = the OpenMP default"},
     {"--bench", NULL, CLI_FLAG, OFF(bench), 0, 0, NULL, NULL,
@@ -109,7 +109,7 @@ static void defaults(reach_opts *o)
     o->device = "auto";
     o->scc = "tarjan";
     o->gpu_labeling = "queue";
-    o->gpu_queries = "bits";
+    o->gpu_queries = "warp";
 }
 
 static void print_help(void)
@@ -296,8 +296,8 @@ static void reach_options(const reach_opts *o, kr_reach_options *ro)
     ro->seed = (uint64_t)o->seed;
     ro->scc = cli_scc_of(o->scc);
     ro->gpu_variants = gpu_variants_of(o->gpu_labeling);
-    if (!strcmp(o->gpu_queries, "warp"))
-        ro->gpu_variants |= KR_REACH_GPU_WARP_QUERIES;
+    if (!strcmp(o->gpu_queries, "bits"))
+        ro->gpu_variants |= KR_REACH_GPU_BIT_QUERIES;
 }
 
 static int answer(reach_run *r)

@@ -104,7 +104,7 @@ const char *const *cli_build_names(void);
     "from CSR, then uploaded), device (the CSR uploaded once, pinned, and "    \
     "the format built from it by kernels; the matrix keeps that CSR, for "     \
     "the preconditioner), auto (device from 50000 nonzeros, else host), "      \
-    "env = $KRYLOV_BUILD, else host"
+    "env = $KRYLOV_BUILD, else auto"
 /* Applies a --build value to ctx ("env" leaves the context's own). */
 kr_status cli_set_build(kr_ctx *ctx, const char *build);
 

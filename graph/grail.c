@@ -318,7 +318,7 @@ kr_status kr_reach_create(kr_ctx *ctx, const kr_graph *G,
                        o->labels);
     if (o->gpu_variants &
         ~(KR_REACH_GPU_STATUS_LEVELS | KR_REACH_GPU_DEGREE_BINS |
-          KR_REACH_GPU_WARP_QUERIES))
+          KR_REACH_GPU_WARP_QUERIES | KR_REACH_GPU_BIT_QUERIES))
         return kr_fail(ctx, KR_ERR_ARG, "reach: unknown GPU variant flags %#x",
                        o->gpu_variants);
     kr_reach *R = calloc(1, sizeof *R);

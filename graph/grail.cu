@@ -1094,14 +1094,15 @@ static kr_status bits_queries(kr_ctx *ctx, kr_reach *R, int64_t q,
     return st;
 }
 
-/* With KR_REACH_GPU_WARP_QUERIES, a warp per query, and the queries whose
- * search outgrew its stack then go to the bit-parallel search. */
+/* A warp per query, and the queries whose search outgrew its stack then go
+ * to the bit-parallel search; only that one with KR_REACH_GPU_BIT_QUERIES
+ * alone. */
 extern "C" kr_status kr_grail_cuda_query(kr_ctx *ctx, kr_reach *R, int64_t q,
                                          const int32_t *dag_pairs,
                                          unsigned char *answer)
 {
     R->warp_searched = R->warp_fallbacks = 0;
-    if (!(R->gpu_variants & KR_REACH_GPU_WARP_QUERIES) || q == 0)
+    if (!kr_reach_warp_queries(R->gpu_variants) || q == 0)
         return bits_queries(ctx, R, q, dag_pairs, answer);
     for (int64_t base = 0; base < q; base += kWarpChunk) {
         int64_t len = q - base < kWarpChunk ? q - base : kWarpChunk;

@@ -32,7 +32,7 @@ struct kr_reach {
     kr_grail_ws ws; /* for kr_reach_query                          */
     void *gpu;      /* the device copy (grail.cu), or NULL         */
     kr_reach_info info;
-    /* The last GPU batch with KR_REACH_GPU_WARP_QUERIES: queries a warp
+    /* The last GPU batch searched by warps: queries a warp
      * searched, and those it handed to the bit-parallel search (a stack
      * too small, or no memory for the warps' space: all of them). */
     int64_t warp_searched, warp_fallbacks;
@@ -45,6 +45,13 @@ int kr_grail_dag_query(const kr_reach *R, kr_grail_ws *ws, int32_t a, int32_t b,
 /* 0 when the labels (or the order) say "no" at once, 1 when a == b, -1
  * when a traversal must decide. */
 int kr_grail_prefilter(const kr_reach *R, int32_t a, int32_t b);
+
+/* Whether the GPU searches a warp per query (KR_REACH_GPU_* flags). */
+static inline int kr_reach_warp_queries(unsigned gpu_variants)
+{
+    return (gpu_variants & KR_REACH_GPU_WARP_QUERIES) ||
+           !(gpu_variants & KR_REACH_GPU_BIT_QUERIES);
+}
 
 kr_status kr_grail_ws_init(kr_ctx *ctx, int32_t n, kr_grail_ws *ws);
 void kr_grail_ws_free(kr_grail_ws *ws);

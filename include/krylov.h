@@ -75,18 +75,17 @@ double kr_ctx_warmup_seconds(const kr_ctx *ctx);
 kr_status kr_ctx_set_threads(kr_ctx *ctx, int threads);
 int kr_ctx_threads(const kr_ctx *ctx);
 /* Where kr_matrix_create builds a format's layout on a GPU context.
- * KR_BUILD_HOST (the default): on the host from the CSR, then the layout
- * is uploaded. KR_BUILD_DEVICE: the CSR is uploaded once (pinned, chunked
+ * KR_BUILD_HOST: on the host from the CSR, then the layout is uploaded. KR_BUILD_DEVICE: the CSR is uploaded once (pinned, chunked
  * staging) and the layout is built from it by kernels, entry for entry the
  * host's; the matrix then keeps that device CSR, so kr_matrix_csr_view
  * works for every format (A is held twice for ellr, pellr, vsr and hyb;
  * kr_matrix_bytes counts it) and the preconditioners set up from it.
  * "auto-probe" and the CPU backend build on the host either way.
- * KR_BUILD_AUTO: the device build from KR_BUILD_AUTO_MIN_NNZ nonzeros, the
- * host build below (on an H200 the device build's fixed ~0.2 ms made it
- * the slower one under about 3e4 nonzeros, 10x the faster at 3e7). A new
- * context starts from $KRYLOV_BUILD ("host", "device" or "auto"; unset =
- * host). */
+ * KR_BUILD_AUTO (the default): the device build from KR_BUILD_AUTO_MIN_NNZ
+ * nonzeros, the host build below (on an H200 the device build's fixed
+ * ~0.2 ms made it the slower one under about 3e4 nonzeros, 10x the faster
+ * at 3e7). A new context starts from $KRYLOV_BUILD ("host", "device" or
+ * "auto"; unset = auto). */
 typedef enum kr_build {
     KR_BUILD_HOST = 0,
     KR_BUILD_DEVICE = 1,
@@ -842,9 +841,10 @@ typedef struct kr_reach_options {
     uint64_t seed;     /* of the randomized traversals; default 1          */
     kr_scc_method scc; /* how the SCCs are found; default KR_SCC_TARJAN */
     unsigned gpu_variants; /* KR_REACH_GPU_* flags: GPU labeling variants
-                              of Quer and Calabrese and the warp-per-query
-                              search, their speed not yet measured, so
-                              off by default; default 0                 */
+                              of Quer and Calabrese (their speed not yet
+                              measured, so off by default) and the GPU
+                              search of the queries; default 0: queue
+                              labeling, a warp per query                */
 } kr_reach_options;
 
 /* Depth levels from status arrays (every pass scans all vertices) instead
@@ -856,9 +856,14 @@ typedef struct kr_reach_options {
 /* The queries the labels leave open searched a warp per query (the host
  * index's pruned search, a warp scanning each vertex's edges, a private
  * visited bitset and a bounded stack per warp; a query that outgrows its
- * stack goes to the bit-parallel search) instead of 64 queries per word
- * of bit-parallel frontiers. Not yet run on a GPU. */
+ * stack goes to the bit-parallel search): the default since it measured
+ * 7-100x one CPU core on an H100 (2026-11-27), the flag kept for older
+ * programs; it overrides KR_REACH_GPU_BIT_QUERIES. */
 #define KR_REACH_GPU_WARP_QUERIES 4u
+/* Instead, 64 queries per word of bit-parallel frontiers (atomicOr), the
+ * search of Quer and Calabrese: 6-15x one core on an H200, slower than
+ * the warps on deep graphs. */
+#define KR_REACH_GPU_BIT_QUERIES 8u
 void kr_reach_options_default(kr_reach_options *o);
 
 /* The GRAIL index of a graph: its SCCs condensed into a DAG, d randomized

