@@ -10,7 +10,13 @@
  * of 128 steps j; a tile is one block whose 8 warps take every 8th step and
  * add their sums in shared memory; the tile sums go to a work array made in
  * build, and a second small kernel adds them per row in tile order and
- * writes y. Both sums have a fixed order: results are deterministic. */
+ * writes y. Both sums have a fixed order: results are deterministic.
+ *
+ * A small matrix has too few slices to hide the latency of its loads (a
+ * warp walks its rows' entries one dependent load after another, and
+ * bcsstk18's 374 warps leave most of an H100 idle), so there T = 2, 4 or
+ * 8 warps share each ordinary slice, warp t taking steps j = t, t + T,
+ * ...; the first adds the others' sums in t order (split_for's rule). */
 #include "core/cuda.h"
 #include "core/vec.h"
 #include "spmv/devbuild.h"
@@ -29,11 +35,18 @@
 #define PELLR_TILE_J (PELLR_WARPS * PELLR_TILE_STEPS)
 /* ... and this many times wider than the mean slice. */
 #define PELLR_LONG_FACTOR 4
+/* Ordinary slices are shared by T warps while slices * T stay below this
+ * (enough warps in flight for an H100's 132 multiprocessors) ... */
+#define PELLR_SPLIT_WARPS 4096
+/* ... and each warp keeps at least this many steps of the mean slice. */
+#define PELLR_SPLIT_MIN_STEPS 2
+#define PELLR_SPLIT_MAX PELLR_WARPS
 
 typedef struct pellr_gpu {
     int32_t nrows, nslices;
     int32_t nlong;  /* long slices: the first nlong (widths do not grow) */
     int32_t ntiles; /* tiles of the long slices                          */
+    int32_t split;  /* warps per ordinary slice: 1, 2, 4 or 8            */
     int64_t stored;
     size_t bytes;
     int32_t *perm;       /* nrows                                        */
@@ -47,7 +60,7 @@ typedef struct pellr_gpu {
 } pellr_gpu;
 
 typedef struct pellr_args {
-    int32_t n, nslices, nlong, ntiles;
+    int32_t n, nslices, nlong, ntiles, split;
     const int32_t *__restrict__ perm;
     const int32_t *__restrict__ rl;
     const int64_t *__restrict__ off;
@@ -90,14 +103,47 @@ static __device__ __forceinline__ void long_tile(const pellr_args &a,
     a.part[(int64_t)blockIdx.x * 32 + lane] = s;
 }
 
-/* Blocks [0, ntiles) are tiles of long slices; each later block runs 8
- * ordinary slices (from nlong on), one warp each. Exact grid. */
+/* 8 / T ordinary slices of block b (counted from the first after the
+ * tiles), T warps each: warp t sums steps t, t + T, ... of its row, and
+ * the slice's first warp adds the T sums in t order. */
+static __device__ __forceinline__ void
+split_slices(const pellr_args &a, int64_t b, const double *__restrict__ x,
+             double alpha, double beta, double *__restrict__ y)
+{
+    __shared__ double sums[PELLR_WARPS][32];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int T = a.split, t = warp % T;
+    const int64_t s = a.nlong + b * (PELLR_WARPS / T) + warp / T;
+    const int64_t k = s * 32 + lane;
+    double sum = 0.0;
+    if (s < a.nslices) {
+        const int32_t len = a.rl[k];
+        const double *v = a.val + a.off[s] + lane;
+        const int32_t *c = a.col + a.off[s] + lane;
+#pragma unroll 2
+        for (int32_t j = t; j < len; j += T)
+            sum += v[(int64_t)j * 32] * __ldg(x + c[(int64_t)j * 32]);
+    }
+    sums[warp][lane] = sum;
+    __syncthreads();
+    if (t != 0 || s >= a.nslices) return;
+    for (int i = 1; i < T; i++)
+        sum += sums[warp + i][lane];
+    put(a, k, sum, alpha, beta, y);
+}
+
+/* Blocks [0, ntiles) are tiles of long slices; each later block runs 8 / T
+ * ordinary slices (from nlong on), T warps each. Exact grid. */
 __global__ void __launch_bounds__(PELLR_BLOCK)
     pellr_spmv(const pellr_args a, const double *__restrict__ x, double alpha,
                double beta, double *__restrict__ y)
 {
     if ((int32_t)blockIdx.x < a.ntiles) { /* uniform over the block */
         long_tile(a, x);
+        return;
+    }
+    if (a.split > 1) { /* uniform over the grid */
+        split_slices(a, blockIdx.x - a.ntiles, x, alpha, beta, y);
         return;
     }
     const int64_t s = a.nlong + (int64_t)(blockIdx.x - a.ntiles) * PELLR_WARPS +
@@ -158,6 +204,19 @@ static size_t gpu_bytes(const pellr_gpu *m)
            (size_t)m->stored * 12 +
            (size_t)m->ntiles * (sizeof(int2) + 32 * sizeof(double)) +
            ((size_t)m->nlong + 1) * 4;
+}
+
+/* Warps per ordinary slice: doubled while the slices are too few to fill
+ * the GPU and each warp keeps PELLR_SPLIT_MIN_STEPS of the mean width. */
+static int32_t split_for(const pellr_gpu *m)
+{
+    int64_t ordinary = m->nslices - m->nlong;
+    double mean = m->nslices ? (double)m->stored / 32.0 / m->nslices : 0.0;
+    int32_t T = 1;
+    while (T < PELLR_SPLIT_MAX && ordinary * T < PELLR_SPLIT_WARPS &&
+           mean >= (double)PELLR_SPLIT_MIN_STEPS * 2 * T)
+        T *= 2;
+    return T;
 }
 
 /* The long slices form a prefix: widths do not grow along the slices. */
@@ -230,6 +289,7 @@ static kr_status pellr_gpu_build(kr_ctx *ctx, const kr_csr *A, void **out)
         m->nlong = count_long(&P);
         m->stored = kr_pellr_host_stored(&P);
         st = upload(ctx, m, &P);
+        m->split = split_for(m);
         m->bytes = gpu_bytes(m);
     }
     kr_pellr_host_free(&P);
@@ -246,13 +306,15 @@ static kr_status pellr_gpu_apply(kr_ctx *ctx, void *impl, double alpha,
 {
     const pellr_gpu *m = (const pellr_gpu *)impl;
     if (m->nrows == 0) return KR_OK;
-    const pellr_args a = {m->nrows, m->nslices, m->nlong,      m->ntiles,
-                          m->perm,  m->rl,      m->off,        m->val,
-                          m->col,   m->tile,    m->tile_start, m->part};
+    const pellr_args a = {m->nrows, m->nslices, m->nlong, m->ntiles,
+                          m->split, m->perm,    m->rl,    m->off,
+                          m->val,   m->col,     m->tile,  m->tile_start,
+                          m->part};
     cudaStream_t stream = kr_cuda(ctx)->stream;
+    int64_t per_block = PELLR_WARPS / m->split;
     int64_t ordinary = m->nslices - m->nlong;
     unsigned blocks =
-        (unsigned)(m->ntiles + (ordinary + PELLR_WARPS - 1) / PELLR_WARPS);
+        (unsigned)(m->ntiles + (ordinary + per_block - 1) / per_block);
     pellr_spmv<<<blocks, PELLR_BLOCK, 0, stream>>>(a, x, alpha, beta, y);
     KR_LAUNCH_CHECK(ctx);
     if (m->nlong == 0) return KR_OK;
@@ -322,6 +384,7 @@ static kr_status pellr_gpu_build_device(kr_ctx *ctx, const kr_csr_view *A,
         P.off = NULL;
         P.val = NULL;
         st = tiles_from_device(ctx, m, P.width);
+        m->split = split_for(m);
         m->bytes = gpu_bytes(m);
         kr_pellr_dev_free(ctx, &P);
     }
