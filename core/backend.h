@@ -455,6 +455,13 @@ typedef struct kr_backend_ops {
     /* cg_direction: p = z + s->beta * p (as axpby(1, z, beta, p)) */
     kr_status (*cg_direction)(kr_ctx *ctx, int32_t n, const double *z,
                               double *p, kr_cg_dev *s);
+    /* cg_update_keep: cg_update, and keep = p (the fused iteration's
+     * direction, written by the format's cg_dir_apply into a second
+     * vector, becomes the next iteration's old one) */
+    kr_status (*cg_update_keep)(kr_ctx *ctx, int32_t n, const double *p,
+                                const double *q, double *x, double *r,
+                                const double *d, double *z, double *keep,
+                                kr_cg_dev *s);
     /* cg_step: cg_alpha, cg_update and cg_direction in one call */
     kr_status (*cg_step)(kr_ctx *ctx, int32_t n, double *p, const double *q,
                          double *x, double *r, const double *d, double *z,

@@ -443,6 +443,17 @@ static kr_status cpu_cg_update(kr_ctx *ctx, int32_t n, const double *p,
     return KR_OK;
 }
 
+static kr_status cpu_cg_update_keep(kr_ctx *ctx, int32_t n, const double *p,
+                                    const double *q, double *x, double *r,
+                                    const double *d, double *z, double *keep,
+                                    kr_cg_dev *s)
+{
+    if (s->h.stop) return KR_OK;
+    KR_TRY(cpu_cg_update(ctx, n, p, q, x, r, d, z, s));
+    memcpy(keep, p, (size_t)n * sizeof *keep);
+    return KR_OK;
+}
+
 static kr_status cpu_cg_direction(kr_ctx *ctx, int32_t n, const double *z,
                                   double *p, kr_cg_dev *s)
 {
@@ -1173,6 +1184,7 @@ static const kr_backend_ops cpu_ops = {
     .cg_alpha = cpu_cg_alpha,
     .cg_update = cpu_cg_update,
     .cg_direction = cpu_cg_direction,
+    .cg_update_keep = cpu_cg_update_keep,
     .cg_step = cpu_cg_step,
     .gemv_t_dev = cpu_gemv_t,
     .gemv_n_dev = cpu_gemv_n,

@@ -4,6 +4,7 @@
  * result is the same on every run for the same n. Only the reduced scalars
  * cross to the host. */
 #include "core/cuda.h"
+#include "core/cuda_reduce.cuh"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -237,24 +238,6 @@ struct dot_args {
     const double *y[KR_MAX_DOTS];
 };
 
-/* Sum of v over the block, in a fixed order; valid in thread 0. */
-__device__ double block_sum(double v, double *shared)
-{
-    for (int off = 16; off > 0; off /= 2)
-        v += __shfl_down_sync(~0u, v, off);
-    int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    if (lane == 0) shared[warp] = v;
-    __syncthreads();
-    v = 0.0;
-    if (warp == 0) {
-        if (lane < blockDim.x / 32) v = shared[lane];
-        for (int off = 16; off > 0; off /= 2)
-            v += __shfl_down_sync(~0u, v, off);
-    }
-    __syncthreads();
-    return v;
-}
-
 /* Writes the block's sums of u and v (v only when two) to partial[block]
  * and partial[nblocks + block], for a final pass to add. */
 __device__ void block_partials(double u, double v, int two, double *partial,
@@ -268,16 +251,19 @@ __device__ void block_partials(double u, double v, int two, double *partial,
     }
 }
 
-/* x += a p; r -= a q; z = d .* r (d NULL: z = r, unwritten); returns this
- * thread's share of r.z and r.r: the CG update, one pass. */
+/* x += a p; r -= a q; z = d .* r (d NULL: z = r, unwritten); keep = p
+ * when keep is not NULL; returns this thread's share of r.z and r.r: the
+ * CG update, one pass. */
 __device__ void xr_pass(int32_t n, double a, const double *__restrict__ p,
                         const double *__restrict__ q, double *x, double *r,
                         const double *__restrict__ d, double *z, double *rz,
-                        double *rr)
+                        double *rr, double *__restrict__ keep)
 {
     GRID_STRIDE(i, n)
     {
-        x[i] += a * p[i];
+        const double pi = p[i];
+        x[i] += a * pi;
+        if (keep) keep[i] = pi;
         double ri = r[i] - a * q[i];
         r[i] = ri;
         double zi = ri;
@@ -362,7 +348,7 @@ __global__ void k_xr_update(int32_t n, double a, const double *__restrict__ p,
 {
     __shared__ double sh[BLOCK / 32];
     double rz = 0.0, rr = 0.0;
-    xr_pass(n, a, p, q, x, r, d, z, &rz, &rr);
+    xr_pass(n, a, p, q, x, r, d, z, &rz, &rr, NULL);
     block_partials(rz, rr, 1, partial, sh);
 }
 
@@ -414,31 +400,6 @@ static kr_status cu_axpy_dots(kr_ctx *ctx, int32_t n, double a, const double *x,
 
 /* ---------------------------------------- CG with device scalars */
 
-/* Grid-wide reductions in one launch: each block writes its partial sums,
- * and the last block to finish (counted in s->ticket) adds them up in the
- * order k_dots_final does, so results equal those of the two-launch
- * reduction bit for bit. Returns 1 in every thread of the last block. */
-__device__ int last_block(uint32_t *ticket)
-{
-    __shared__ int last;
-    __threadfence(); /* the partial sums are visible before the count */
-    __syncthreads();
-    if (threadIdx.x == 0) last = atomicAdd(ticket, 1u) == gridDim.x - 1;
-    __syncthreads();
-    if (last && threadIdx.x == 0) *ticket = 0;
-    return last;
-}
-
-/* sum of partial[0..nb) as k_dots_final's block does it (valid in thread
- * 0); __ldcg reads past L1, which may hold no other block's writes */
-__device__ double final_sum(int nb, const double *partial, double *sh)
-{
-    double v = 0.0;
-    for (int i = threadIdx.x; i < nb; i += blockDim.x)
-        v += __ldcg(partial + i);
-    return block_sum(v, sh);
-}
-
 /* block_partials, then in the last block to finish the grid's totals into
  * *u (and *v when two), valid in thread 0; returns 1 in that block only. */
 __device__ int grid_totals(double *u, double *v, int two, double *partial,
@@ -466,12 +427,12 @@ __global__ void k_cg_alpha(int32_t n, const double *__restrict__ p,
 __global__ void k_cg_update(int32_t n, const double *__restrict__ p,
                             const double *__restrict__ q, double *x, double *r,
                             const double *__restrict__ d, double *z,
-                            kr_cg_dev *s, double *partial)
+                            double *keep, kr_cg_dev *s, double *partial)
 {
     __shared__ double sh[BLOCK / 32];
     if (s->h.stop) return;
     double rz = 0.0, rr = 0.0;
-    xr_pass(n, s->alpha, p, q, x, r, d, z, &rz, &rr);
+    xr_pass(n, s->alpha, p, q, x, r, d, z, &rz, &rr, keep);
     if (grid_totals(&rz, &rr, 1, partial, &s->h.ticket, sh) && threadIdx.x == 0)
         kr_cg_dev_update(s, rz, rr);
 }
@@ -510,7 +471,19 @@ static kr_status cu_cg_update(kr_ctx *ctx, int32_t n, const double *p,
 {
     kr_cuda_state *st = kr_cuda(ctx);
     k_cg_update<<<red_blocks(n), BLOCK, 0, st->stream>>>(
-        n, p, q, x, r, d, z, s, st->d_scratch + KR_MAX_DOTS);
+        n, p, q, x, r, d, z, NULL, s, st->d_scratch + KR_MAX_DOTS);
+    KR_LAUNCH_CHECK(ctx);
+    return KR_OK;
+}
+
+static kr_status cu_cg_update_keep(kr_ctx *ctx, int32_t n, const double *p,
+                                   const double *q, double *x, double *r,
+                                   const double *d, double *z, double *keep,
+                                   kr_cg_dev *s)
+{
+    kr_cuda_state *st = kr_cuda(ctx);
+    k_cg_update<<<red_blocks(n), BLOCK, 0, st->stream>>>(
+        n, p, q, x, r, d, z, keep, s, st->d_scratch + KR_MAX_DOTS);
     KR_LAUNCH_CHECK(ctx);
     return KR_OK;
 }
@@ -1693,6 +1666,7 @@ static kr_backend_ops make_ops(void)
     o.cg_alpha = cu_cg_alpha;
     o.cg_update = cu_cg_update;
     o.cg_direction = cu_cg_direction;
+    o.cg_update_keep = cu_cg_update_keep;
     o.cg_step = cu_cg_step;
     o.gemv_t_dev = cu_gemv_t_dev1;
     o.gemv_n_dev = cu_gemv_n_dev;

@@ -7,18 +7,22 @@
  * With a diagonal M (Jacobi, or none) the scalars stay in backend memory
  * (kr_cg_dev, core/backend.h; the batches in solver/devloop.c): an
  * iteration is the SpMV and cg_step (p.q and alpha, the fused update with
- * its norms and the stopping test, the p update: one launch on the GPU
- * when its blocks fit on the device at once, else three), and no host
- * round trip.
+ * its norms and the stopping test, the p update: three launches on the
+ * GPU), and no host round trip. Where the matrix's format has a fused
+ * step (cg_dir_apply: PELLR without long slices) an iteration is two
+ * launches: the direction p' = z + beta p with the SpMV q = A p' and
+ * p'.q, then the update, which also keeps p' for the next iteration
+ * (KRYLOV_CG_FUSED=0 turns this off, for the tests that compare).
  * Other preconditioners take the per-iteration path, scalars on the host. */
 #include "core/error.h"
 #include "solver/multi.h"
 #include "solver/solver.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
-enum { R, Z, P, Q, NWORK };
+enum { R, Z, P, Q, PN, NWORK };
 
 /* x += alpha p; r -= alpha q; z = M^-1 r; {r.z, r.r}. *zp is the array that
  * holds z afterwards (r itself when M is the identity). */
@@ -98,6 +102,7 @@ static kr_status cg_iterate(kr_solve_args *a, kr_result *res, double *w)
 typedef struct cg_batch {
     kr_solve_args *a;
     double *r, *z, *p, *q;
+    double *pn; /* the fused step's new direction, or NULL: not fused */
     const double *d, *zk; /* the diagonal (NULL: identity), z or r */
     kr_cg_dev *s;         /* backend memory */
     int nb;
@@ -109,7 +114,14 @@ static kr_status cg_enqueue(void *arg)
     kr_solve_args *a = c->a;
     kr_ctx *ctx = a->ctx;
     const kr_backend_ops *op = ctx->ops;
-    for (int i = 0; i < c->nb; i++) {
+    const kr_format_ops *f = a->A->ops;
+    for (int i = 0; i < c->nb && c->pn; i++) {
+        KR_TRY(f->cg_dir_apply(ctx, a->A->impl, c->zk, c->p, c->pn, c->q,
+                               c->s));
+        KR_TRY(op->cg_update_keep(ctx, a->n, c->pn, c->q, a->x, c->r, c->d,
+                                  c->z, c->p, c->s));
+    }
+    for (int i = 0; i < c->nb && !c->pn; i++) {
         KR_TRY(kr_spmv(a, 1.0, c->p, 0.0, c->q));
         KR_TRY(op->cg_step(ctx, a->n, c->p, c->q, a->x, c->r, c->d, c->z, c->zk,
                            c->s));
@@ -134,7 +146,17 @@ static int cg_reason(const void *host, kr_reason *why)
     }
 }
 
-/* The iterations after the start-up, with the scalars on the device. */
+/* Whether the matrix's format fuses CG's direction into its SpMV. */
+static int cg_fusable(const kr_solve_args *a)
+{
+    const kr_format_ops *f = a->A->ops;
+    const char *env = getenv("KRYLOV_CG_FUSED");
+    return !(env && !strcmp(env, "0")) && a->ctx->ops->cg_update_keep &&
+           f->cg_dir_ok && f->cg_dir_apply && f->cg_dir_ok(a->A->impl);
+}
+
+/* The iterations after the start-up, with the scalars on the device; p
+ * holds z, and beta starts at 0, so the fused step's first p' is z. */
 static kr_status cg_device_loop(kr_solve_args *a, kr_result *res, double *w,
                                 const double *d, double rho)
 {
@@ -147,6 +169,7 @@ static kr_status cg_device_loop(kr_solve_args *a, kr_result *res, double *w,
                   .d = d,
                   .s = a->dstate};
     c.zk = d ? c.z : c.r;
+    c.pn = cg_fusable(a) ? KR_WORK(w, n, PN) : NULL;
     kr_cg_dev hs;
     memset(&hs, 0, sizeof hs);
     kr_dev_head_init(a, &hs.h);

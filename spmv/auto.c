@@ -509,6 +509,20 @@ static kr_status auto_apply(kr_ctx *ctx, void *impl, double alpha,
     return a->ops->apply(ctx, a->impl, alpha, x, beta, y);
 }
 
+static int auto_cg_dir_ok(const void *impl)
+{
+    const auto_impl *a = impl;
+    return a->ops->cg_dir_ok && a->ops->cg_dir_ok(a->impl);
+}
+
+static kr_status auto_cg_dir_apply(kr_ctx *ctx, void *impl, const double *z,
+                                   const double *p, double *pn, double *q,
+                                   struct kr_cg_dev *s)
+{
+    auto_impl *a = impl;
+    return a->ops->cg_dir_apply(ctx, a->impl, z, p, pn, q, s);
+}
+
 static size_t auto_bytes(const void *impl)
 {
     const auto_impl *a = impl;
@@ -578,6 +592,8 @@ const kr_format_ops kr_auto_ops = {
     .update_values = auto_update_values,
     .csr_view = auto_csr_view,
     .apply_multi = auto_apply_multi,
+    .cg_dir_ok = auto_cg_dir_ok,
+    .cg_dir_apply = auto_cg_dir_apply,
 };
 
 const kr_format_ops kr_auto_probe_ops = {
@@ -593,6 +609,8 @@ const kr_format_ops kr_auto_probe_ops = {
     .update_values = auto_update_values,
     .csr_view = auto_csr_view,
     .apply_multi = auto_apply_multi,
+    .cg_dir_ok = auto_cg_dir_ok,
+    .cg_dir_apply = auto_cg_dir_apply,
 };
 
 /* In a build without CUDA there is no CUDA backend to serve. */

@@ -27,6 +27,8 @@ static inline int kr_dev_arrays_put(const kr_dev_array *all, int count,
     return n;
 }
 
+struct kr_cg_dev; /* core/backend.h */
+
 typedef struct kr_format_ops {
     const char *name;
     /* Builds the format's data on the backend from host CSR. */
@@ -61,6 +63,15 @@ typedef struct kr_format_ops {
     /* The layout's device arrays, for tests that compare a device build
      * with a host build: fills at most max entries, returns how many. */
     int (*arrays)(const void *impl, kr_dev_array *out, int max);
+    /* CG's direction and mat-vec in one pass, for the iterations with
+     * their scalars in backend memory (solver/cg.c): with beta = s->beta,
+     * pn = z + beta p and q = A pn, then kr_cg_dev_alpha(s, pn.q); nothing
+     * once s->h.stop is set. pn may alias neither z nor p. Optional, and
+     * only where cg_dir_ok(impl) says 1 (e.g. not over PELLR's tiles). */
+    int (*cg_dir_ok)(const void *impl);
+    kr_status (*cg_dir_apply)(kr_ctx *ctx, void *impl, const double *z,
+                              const double *p, double *pn, double *q,
+                              struct kr_cg_dev *s);
 } kr_format_ops;
 
 typedef struct kr_format_entry {

@@ -6,6 +6,7 @@
  * the same order as the plain CSR loop. */
 #include "spmv/pellr.h"
 
+#include "core/backend.h"
 #include "core/error.h"
 #include "spmv/format.h"
 #include "spmv/row_order.h"
@@ -207,6 +208,31 @@ static kr_status pellr_apply_multi(kr_ctx *ctx, void *impl, int32_t k,
     return KR_OK;
 }
 
+/* The CPU's fused CG step is the separate ops in turn (the same
+ * arithmetic as cg_direction, the SpMV and cg_alpha): nothing to gain
+ * here, but the solver's fused iteration then runs on the CPU too. */
+static int pellr_cg_dir_ok(const void *impl)
+{
+    (void)impl;
+    return 1;
+}
+
+static kr_status pellr_cg_dir_apply(kr_ctx *ctx, void *impl, const double *z,
+                                    const double *p, double *pn, double *q,
+                                    kr_cg_dev *s)
+{
+    if (s->h.stop) return KR_OK;
+    int32_t n = ((pellr_impl *)impl)->P.nrows;
+    memcpy(pn, p, (size_t)n * sizeof *pn);
+    KR_TRY(ctx->ops->axpby(ctx, n, 1.0, z, s->beta, pn));
+    KR_TRY(pellr_apply(ctx, impl, 1.0, pn, 0.0, q));
+    const double *xs[1] = {pn}, *ys[1] = {q};
+    double pq;
+    KR_TRY(ctx->ops->dots(ctx, n, 1, xs, ys, &pq));
+    kr_cg_dev_alpha(s, pq);
+    return KR_OK;
+}
+
 static size_t pellr_bytes(const void *impl)
 {
     return kr_pellr_host_bytes(&((const pellr_impl *)impl)->P);
@@ -233,4 +259,6 @@ const kr_format_ops kr_pellr_cpu_ops = {
     .destroy = pellr_destroy,
     .stored = pellr_stored,
     .apply_multi = pellr_apply_multi,
+    .cg_dir_ok = pellr_cg_dir_ok,
+    .cg_dir_apply = pellr_cg_dir_apply,
 };

@@ -17,7 +17,9 @@
  * bcsstk18's 374 warps leave most of an H100 idle), so there T = 2, 4 or
  * 8 warps share each ordinary slice, warp t taking steps j = t, t + T,
  * ...; the first adds the others' sums in t order (split_for's rule). */
+#include "core/backend.h"
 #include "core/cuda.h"
+#include "core/cuda_reduce.cuh"
 #include "core/vec.h"
 #include "spmv/devbuild.h"
 #include "spmv/format.h"
@@ -162,6 +164,56 @@ __global__ void __launch_bounds__(PELLR_BLOCK)
         c += 32;
     }
     put(a, k, sum, alpha, beta, y);
+}
+
+/* CG's direction and mat-vec (the cg_dir_apply op) over a layout without
+ * long slices, T warps per slice as split_slices: pn = z + beta p (one
+ * rounding, the same in the gather and for the row's own entry, so q is
+ * A pn exactly as a separate SpMV of pn would sum it), q = A pn, then the
+ * block's share of pn.q, and in the last block to finish the grid's sum
+ * in block order and kr_cg_dev_alpha. Replaces cg_direction's and
+ * cg_alpha's launches. */
+__global__ void __launch_bounds__(PELLR_BLOCK)
+    pellr_cg_dir(const pellr_args a, const double *__restrict__ z,
+                 const double *__restrict__ p, double *__restrict__ pn,
+                 double *__restrict__ q, kr_cg_dev *s, double *partial)
+{
+    __shared__ double sums[PELLR_WARPS][32];
+    __shared__ double sh[PELLR_WARPS];
+    if (s->h.stop) return; /* set by an earlier launch: uniform */
+    const double b = s->beta;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int T = a.split, t = warp % T;
+    const int64_t sl = (int64_t)blockIdx.x * (PELLR_WARPS / T) + warp / T;
+    const int64_t k = sl * 32 + lane;
+    double sum = 0.0, dot = 0.0;
+    if (sl < a.nslices) {
+        const int32_t len = a.rl[k];
+        const double *v = a.val + a.off[sl] + lane;
+        const int32_t *c = a.col + a.off[sl] + lane;
+#pragma unroll 2
+        for (int32_t j = t; j < len; j += T) {
+            const int32_t cj = c[(int64_t)j * 32];
+            sum +=
+                v[(int64_t)j * 32] * __fma_rn(b, __ldg(p + cj), __ldg(z + cj));
+        }
+    }
+    sums[warp][lane] = sum;
+    __syncthreads();
+    if (t == 0 && sl < a.nslices && k < a.n) {
+        for (int i = 1; i < T; i++)
+            sum += sums[warp + i][lane];
+        const int32_t r = a.perm[k];
+        const double pr = __fma_rn(b, p[r], z[r]);
+        pn[r] = pr;
+        q[r] = sum;
+        dot = pr * sum;
+    }
+    dot = block_sum(dot, sh);
+    if (threadIdx.x == 0) partial[blockIdx.x] = dot;
+    if (!last_block(&s->h.ticket)) return;
+    dot = final_sum(gridDim.x, partial, sh);
+    if (threadIdx.x == 0) kr_cg_dev_alpha(s, dot);
 }
 
 /* y = alpha*A*x + beta*y for the rows of the long slices: the tile sums of
@@ -336,6 +388,40 @@ static kr_status pellr_gpu_apply_multi(kr_ctx *ctx, void *impl, int32_t k,
     return kr_ell_rows_spmm(ctx, &L, k, X, Y);
 }
 
+/* Blocks of pellr_cg_dir; it needs no long slices, and one partial sum
+ * per block in the context's scratch. */
+static int64_t cg_dir_blocks(const pellr_gpu *m)
+{
+    int64_t per_block = PELLR_WARPS / m->split;
+    return (m->nslices + per_block - 1) / per_block;
+}
+
+static int pellr_gpu_cg_dir_ok(const void *impl)
+{
+    const pellr_gpu *m = (const pellr_gpu *)impl;
+    return m->nlong == 0 && m->nslices > 0 &&
+           cg_dir_blocks(m) <= KR_CUDA_SCRATCH - KR_MAX_DOTS;
+}
+
+static kr_status pellr_gpu_cg_dir_apply(kr_ctx *ctx, void *impl,
+                                        const double *z, const double *p,
+                                        double *pn, double *q, kr_cg_dev *s)
+{
+    const pellr_gpu *m = (const pellr_gpu *)impl;
+    if (!pellr_gpu_cg_dir_ok(m))
+        return kr_fail(ctx, KR_ERR_UNSUPPORTED,
+                       "pellr: no fused CG step over long slices (internal)");
+    const pellr_args a = {m->nrows, m->nslices, m->nlong, m->ntiles,
+                          m->split, m->perm,    m->rl,    m->off,
+                          m->val,   m->col,     m->tile,  m->tile_start,
+                          m->part};
+    kr_cuda_state *st = kr_cuda(ctx);
+    pellr_cg_dir<<<(unsigned)cg_dir_blocks(m), PELLR_BLOCK, 0, st->stream>>>(
+        a, z, p, pn, q, s, st->d_scratch + KR_MAX_DOTS);
+    KR_LAUNCH_CHECK(ctx);
+    return KR_OK;
+}
+
 static size_t pellr_gpu_bytes(const void *impl)
 {
     return ((const pellr_gpu *)impl)->bytes;
@@ -423,6 +509,8 @@ static kr_format_ops make_ops(void)
     o.build_device = pellr_gpu_build_device;
     o.arrays = pellr_gpu_arrays;
     o.apply_multi = pellr_gpu_apply_multi;
+    o.cg_dir_ok = pellr_gpu_cg_dir_ok;
+    o.cg_dir_apply = pellr_gpu_cg_dir_apply;
     return o;
 }
 

@@ -5,6 +5,7 @@
  * when no GPU is usable. */
 #include "backend_check.h"
 #include "spmv/auto.h"
+#include "spmv/format.h"
 #include "testutil.h"
 
 #include <dirent.h>
@@ -184,6 +185,69 @@ START_TEST(gpu_solves_match_cpu)
 }
 END_TEST
 
+/* CG's fused step (PELLR's SpMV computing the direction p' = z + beta p,
+ * q = A p' and p'.q: two launches an iteration) against the separate ops
+ * (KRYLOV_CG_FUSED=0) on the same context: on the CPU, whose fused op is
+ * those ops in turn, bit for bit; on the GPU, whose kernel adds p'.q in
+ * another order, the iteration counts within the GPU-against-CPU
+ * tolerance and the same solution within 1e-6. */
+static void cg_fused_against_separate(kr_ctx *ctx, const kr_csr *A,
+                                      const double *b, const char *what)
+{
+    kr_matrix *M;
+    ck_assert_int_eq(kr_matrix_create(ctx, A, "pellr", &M), KR_OK);
+    ck_assert_msg(M->ops->cg_dir_ok && M->ops->cg_dir_ok(M->impl),
+                  "%s: pellr has no fused CG step", what);
+    kr_matrix_destroy(M);
+    run f, u;
+    setenv("KRYLOV_CG_FUSED", "0", 1);
+    solve_on(ctx, A, b, "cg", "pellr", "jacobi", &u);
+    unsetenv("KRYLOV_CG_FUSED");
+    solve_on(ctx, A, b, "cg", "pellr", "jacobi", &f);
+    int exact = kr_ctx_device(ctx) == KR_DEVICE_CPU;
+    int tol_its = exact ? 0 : 3 + u.res.iterations / 20;
+    printf("cg_fused_step: %s on the %s: %d iterations fused, %d "
+           "separate\n",
+           what, exact ? "CPU" : "GPU", f.res.iterations, u.res.iterations);
+    ck_assert_int_gt(f.res.reason, 0);
+    ck_assert_msg(abs(f.res.iterations - u.res.iterations) <= tol_its,
+                  "%s: %d fused against %d separate iterations", what,
+                  f.res.iterations, u.res.iterations);
+    ck_assert(f.res.true_rnorm <= 1.05e-8 * f.res.bnorm);
+    if (exact)
+        ck_assert(memcmp(f.x, u.x, (size_t)A->nrows * sizeof *f.x) == 0);
+    else
+        ck_assert(kt_rel_diff(A->nrows, f.x, u.x) < 1e-6);
+    free(f.x);
+    free(u.x);
+}
+
+START_TEST(cg_fused_step)
+{
+    kr_ctx *c = kt_cpu();
+    kr_ctx *g = kt_gpu_or_skip("cg_fused_step (gpu part)");
+    uint64_t seed = (uint64_t)kr_wtime();
+    printf("cg_fused_step: seed %llu\n", (unsigned long long)seed);
+    /* rows of 7 and of up to 81 entries (PELLR splits each slice of the
+     * latter over several warps on the GPU) */
+    const char *specs[] = {"poisson3d:20", "elasticity3d:6"};
+    for (int p = 0; p < 2; p++) {
+        kr_csr A;
+        ck_assert_int_eq(kr_generate(c, specs[p], &A), KR_OK);
+        double *b = malloc((size_t)A.nrows * sizeof *b);
+        uint64_t s = seed + (uint64_t)p;
+        for (int32_t i = 0; i < A.nrows; i++)
+            b[i] = kt_rand_uniform(&s);
+        cg_fused_against_separate(c, &A, b, specs[p]);
+        if (g) cg_fused_against_separate(g, &A, b, specs[p]);
+        free(b);
+        kr_csr_free(&A);
+    }
+    kr_ctx_destroy(c);
+    kr_ctx_destroy(g);
+}
+END_TEST
+
 /* Right-hand sides whose sums of squares under- or overflow (entries near
  * 1e-170 and 1e200, random): the GPU's scaled norms and scaled solve agree
  * with the CPU's, every method. */
@@ -326,6 +390,7 @@ int main(void)
     tcase_add_test(tc, gpu_extreme_scales_match_cpu);
     tcase_add_test(tc, gpu_auto_formats);
     tcase_add_test(tc, gpu_default_format_solves);
+    tcase_add_test(tc, cg_fused_step);
     suite_add_tcase(s, tc);
     return kt_run(s);
 }

@@ -1,0 +1,53 @@
+/* Block and grid reductions shared by the CUDA kernels that reduce in
+ * place of a separate dot-product launch (core/cuda_backend.cu, and the
+ * formats' fused kernels): fixed orders, so results repeat run to run. */
+#ifndef KR_CORE_CUDA_REDUCE_CUH
+#define KR_CORE_CUDA_REDUCE_CUH
+
+#include <stdint.h>
+
+/* Sum of v over the block, in a fixed order; valid in thread 0. */
+static __device__ __forceinline__ double block_sum(double v, double *shared)
+{
+    for (int off = 16; off > 0; off /= 2)
+        v += __shfl_down_sync(~0u, v, off);
+    int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    if (lane == 0) shared[warp] = v;
+    __syncthreads();
+    v = 0.0;
+    if (warp == 0) {
+        if (lane < blockDim.x / 32) v = shared[lane];
+        for (int off = 16; off > 0; off /= 2)
+            v += __shfl_down_sync(~0u, v, off);
+    }
+    __syncthreads();
+    return v;
+}
+
+/* Grid-wide reductions in one launch: each block writes its partial sums,
+ * and the last block to finish (counted in s->ticket) adds them up in the
+ * order k_dots_final does, so results equal those of the two-launch
+ * reduction bit for bit. Returns 1 in every thread of the last block. */
+static __device__ __forceinline__ int last_block(uint32_t *ticket)
+{
+    __shared__ int last;
+    __threadfence(); /* the partial sums are visible before the count */
+    __syncthreads();
+    if (threadIdx.x == 0) last = atomicAdd(ticket, 1u) == gridDim.x - 1;
+    __syncthreads();
+    if (last && threadIdx.x == 0) *ticket = 0;
+    return last;
+}
+
+/* sum of partial[0..nb) as k_dots_final's block does it (valid in thread
+ * 0); __ldcg reads past L1, which may hold no other block's writes */
+static __device__ __forceinline__ double
+final_sum(int nb, const double *partial, double *sh)
+{
+    double v = 0.0;
+    for (int i = threadIdx.x; i < nb; i += blockDim.x)
+        v += __ldcg(partial + i);
+    return block_sum(v, sh);
+}
+
+#endif
