@@ -17,12 +17,16 @@
  *     to 0.77x of VSR on the large ones); VSR, a fixed 256 nonzeros per
  *     warp, is best or within 1% of the best on all seven.
  *   - Long rows (mean 59, bcsstk16) over few rows (4884): a thread per row
- *     walks ~60 entries serially while most of the GPU idles; VSR 1.21x
- *     cuSPARSE, PELLR 1.01x. At mean 29-35 (cavity10, bcsstk14) the two
- *     are within 4%; with 1.3M rows (27-point stencil, mean 26.5) PELLR
- *     wins and VSR is 0.77x of it.
+ *     walked ~60 entries serially while most of the GPU idled (VSR 1.21x
+ *     cuSPARSE, PELLR 1.01x). Since PELLR shares each slice of a small
+ *     matrix among up to 8 warps (spmv/pellr.cu), it is the faster there:
+ *     on an H200 (gpu-spmv-h200-2026-11-27.md) bcsstk16 8.0 against VSR's
+ *     10.3 us, bcsstk14 6.5 against 9.7, cavity10 7.0 against 9.7, and
+ *     crystm01, whose uniform rows went to HYB, 5.5 against 6.3.
  *   - HYB is best where a third of the rows or more are as long as the
- *     longest: its ELL part then holds every entry and it is one kernel
+ *     longest (over few rows, only where they are too short for PELLR to
+ *     split: olm1000, mean 4, 4.3 against 5.3 us on the H200): its ELL
+ *     part then holds every entry and it is one kernel
  *     without lengths or permutation (7-point stencil 1.49x vs PELLR
  *     1.31x; crystm01 1.75x vs 1.55x), and within 4% on the three others
  *     (olm1000, rdb3200l, 27-point stencil), whose padding or size made
@@ -60,6 +64,10 @@
 /* HYB's padding (longest / mean) allowed over few rows, where it costs
  * latency rather than bytes: crystm01 (1.25) and olm1000 (1.50) held. */
 #define AUTO_HYB_PAD 1.5
+/* Over few rows HYB only for rows shorter than this mean: from it on
+ * PELLR splits its slices among warps (PELLR_SPLIT_MIN_STEPS * 2 * 2 in
+ * spmv/pellr.cu: a second split) and wins (crystm01 at 21.6). */
+#define AUTO_SPLIT_MEAN 8.0
 /* Over many rows the time is bytes: HYB's padding, 12 B x (longest -
  * mean) per row, must stay under half of what PELLR reads besides the
  * nonzeros, 8 B per row (length and permutation). Half, because the byte
@@ -148,7 +156,8 @@ static void pick(kr_auto_choice *c, const char *format, const char *rival)
 static int hyb_fits(const kr_auto_features *f)
 {
     if (!f->hyb_full) return 0;
-    if (few_rows(f)) return f->max <= AUTO_HYB_PAD * f->mean;
+    if (few_rows(f))
+        return f->max <= AUTO_HYB_PAD * f->mean && f->mean < AUTO_SPLIT_MEAN;
     return 12.0 * (f->max - f->mean) < AUTO_HYB_ROW_BYTES;
 }
 
@@ -170,8 +179,9 @@ static void rule_uniform(const kr_auto_features *f, kr_auto_choice *c)
         (int)f->max);
     if (few_rows(f))
         cat(c->why, sizeof c->why,
-            "padding %.2f <= %.1f over %d rows (latency-bound)", skew_of(f),
-            AUTO_HYB_PAD, (int)f->n);
+            "padding %.2f <= %.1f over %d rows (latency-bound) of mean %.2f "
+            "< %.0f, too short for PELLR to split",
+            skew_of(f), AUTO_HYB_PAD, (int)f->n, f->mean, AUTO_SPLIT_MEAN);
     else
         cat(c->why, sizeof c->why,
             "its padding, %.1f B per row, is under half of PELLR's %.0f B of "
@@ -181,12 +191,11 @@ static void rule_uniform(const kr_auto_features *f, kr_auto_choice *c)
 
 static void rule_long_rows(const kr_auto_features *f, kr_auto_choice *c)
 {
-    const char *rival = near(f->mean, AUTO_LONG_MEAN) ? "pellr" : NULL;
-    pick(c, "vsr", !rival && hyb_fits(f) ? "hyb" : rival);
+    pick(c, "pellr", "vsr");
     snprintf(c->why, sizeof c->why,
-             "long rows (mean %.2f >= %.0f) over few rows (%d < %d): a thread "
-             "per row would walk each serially with the GPU half idle; VSR "
-             "shares them out by 256 nonzeros per warp",
+             "long rows (mean %.2f >= %.0f) over few rows (%d < %d): PELLR "
+             "shares each slice of 32 sorted rows among up to 8 warps, so "
+             "long rows do not leave the GPU idle",
              f->mean, AUTO_LONG_MEAN, (int)f->n, AUTO_FEW_ROWS);
 }
 
@@ -223,7 +232,7 @@ void kr_auto_rule_gpu(const kr_auto_features *f, kr_auto_choice *c)
     } else if (skew_of(f) > AUTO_SKEW) {
         rule_skewed(f, c);
     } else if (few_rows(f) && f->mean >= AUTO_LONG_MEAN) {
-        rule_long_rows(f, c); /* HYB too would walk long rows serially */
+        rule_long_rows(f, c); /* HYB would walk long rows serially */
     } else if (hyb_fits(f)) {
         rule_uniform(f, c);
     } else {
