@@ -5,7 +5,11 @@
 # bjacobi, rtol 1e-9, maxit 50000, b = A*ones, x0 = 0: one warm-up run (the
 # setup and at most 100 iterations, untimed, so that loading the GPU
 # kernels is not counted) and then the timed solve(s), medians of $REPS.
-# Writes a Markdown table and summary counts to
+# Beside bjacobi's setup share it gives the setup floor bench solve
+# measured in the same process (setup_floor_s: one kernel launch plus one
+# 8-byte download, synchronised; none on the CPU) and, where the share is
+# over 5%, setup / floor, with a count of those setups within 2x and 10x
+# of it. Writes a Markdown table and summary counts to
 # $RESULTS/bjacobi-vs-jacobi-DEVICE-DATE.md and prints it.
 #
 # Usage: sh bench/bjacobi_table.sh BUILD [DEVICE]
@@ -95,7 +99,8 @@ bench_once() { # matrix method precond reps
 }
 
 # One solve; sets its, pset (precond build s), pup (of it the upload of A,
-# bjacobi only), solve, ok, note, blocks, singular.
+# bjacobi only), sfloor (the setup floor, "" on the CPU), solve, ok, note,
+# blocks, singular.
 run_solve() { # matrix method precond
     case $2 in
     idr) mopt="--s 4" ;;
@@ -109,7 +114,7 @@ run_solve() { # matrix method precond
             'BEGIN { exit !(a != "" && b != "" && a + b < s + 0) }'; then
         bench_once "$1" "$2" "$3" "$short_reps"
     fi
-    its=- pset=- pup="" solve=- ok=no note="" blocks="" singular=""
+    its=- pset=- pup="" sfloor="" solve=- ok=no note="" blocks="" singular=""
     if [ -n "$to" ] && [ "$rc" -eq 124 ]; then
         note="timeout (${timeout_s} s)"
         return
@@ -122,6 +127,8 @@ run_solve() { # matrix method precond
     its=$(field iterations)
     pset=$(field precond_build_s)
     pup=$(field precond_upload_s)
+    # null on the CPU, absent from older builds' JSON
+    sfloor=$(field setup_floor_s | sed 's/^null$//')
     solve=$(field solve_s)
     blocks=$(field precond_blocks)
     singular=$(field precond_singular_blocks)
@@ -153,6 +160,14 @@ row() { # matrix-path method
     j_time=$(awk -v a="$pset" -v b="$solve" 'BEGIN { if (b == "-") print "-"; else print a + b }')
     run_solve "$1" "$2" bjacobi
     share=$(awk -v a="$pset" -v b="$solve" 'BEGIN { if (b == "-") print "-"; else printf "%.1f%%", 100 * a / (a + b) }')
+    floor=$(secs "${sfloor:--}")
+    # setup / floor where the share is over 5%: how far from one launch
+    # plus one download such a setup is
+    over=$(awk -v a="$pset" -v s="${share%\%}" -v f="$sfloor" \
+        'BEGIN { if (s == "-" || s + 0 <= 5 || f == "" || f + 0 <= 0) print "-";
+                 else printf "%.6g", a / f }')
+    overtxt=$(awk -v r="$over" 'BEGIN { if (r == "-") print "-";
+        else printf (r < 10 ? "%.1fx floor" : "%.0fx floor"), r }')
     upshare=$(awk -v u="$pup" -v a="$pset" -v b="$solve" 'BEGIN { if (b == "-" || u == "") print "-"; else printf "%.1f%%", 100 * u / (a + b) }')
     speedup=$(awk -v j="$j_time" -v a="$pset" -v b="$solve" -v jo="$j_ok" -v bo="$ok" \
         'BEGIN { if (jo == "yes" && bo == "yes") printf "%.2f", j / (a + b); else print "-" }')
@@ -162,11 +177,11 @@ row() { # matrix-path method
     notes=""
     [ -n "$j_note" ] && notes="jacobi: $j_note"
     [ -n "$note" ] && notes="${notes:+$notes; }bjacobi: $note"
-    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' \
+    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' \
         "$name" "$n" "$2" "$j_its" "$(secs "$j_time")" "$j_ok" "$its" \
-        "$(secs "$pset")" "$(secs "$solve")" "$ok" "$share" "$upshare" \
-        "$speedup" "$bl" "$notes" >>"$tmp/body.$idx"
-    echo "$name $2 $j_ok $ok ${share%\%} ${upshare%\%}" >>"$tmp/counts.$idx"
+        "$(secs "$pset")" "$(secs "$solve")" "$ok" "$share" "$floor" \
+        "$overtxt" "$upshare" "$speedup" "$bl" "$notes" >>"$tmp/body.$idx"
+    echo "$name $2 $j_ok $ok ${share%\%} ${upshare%\%} $over" >>"$tmp/counts.$idx"
 }
 
 # The three methods on matrix number $1 (zero-padded, so the parts sort in
@@ -186,7 +201,10 @@ summary() {
       if ($4 == "yes" && $5 != "-") {
           nok++
           if ($5 + 0 <= 5) low++
-          else if ($6 != "-") { upfull += $6 + 0 > 5; uphalf += $6 + 0 > 2.5 }
+          else {
+              if ($6 != "-") { upfull += $6 + 0 > 5; uphalf += $6 + 0 > 2.5 }
+              if ($7 != "-") { floored++; in2 += $7 + 0 <= 2; in10 += $7 + 0 <= 10 }
+          }
       }
       both[$2] += $3 == "yes" && $4 == "yes";
       jm[$1] = jm[$1] || $3 == "yes"; bm[$1] = bm[$1] || $4 == "yes"; mats[$1] = 1 }
@@ -204,7 +222,12 @@ summary() {
              J - BO, B - BO, T - J - B + BO
       for (x in mats) { M++; JM += jm[x]; BM += bm[x] }
       printf "\nMatrices solved by at least one method: jacobi %d, bjacobi %d, of %d.\n", JM, BM, M
-      if (nok) printf "\nbjacobi setup share <= 5%%: %d of %d successful solves; of the %d above, the upload of A alone is over 5%% in %d and over half of the 5%% in %d.\n", low, nok, nok - low, upfull, uphalf
+      if (nok) {
+          printf "\nbjacobi setup share <= 5%%: %d of %d successful solves; of the %d above, the upload of A alone is over 5%% in %d and over half of the 5%% in %d", low, nok, nok - low, upfull, uphalf
+          if (floored) printf "; of the %d above with a setup floor, %d within 2x of it and %d within 10x.\n", floored, in2, in10
+          else if (nok > low) print "; no setup floor in the JSON (none on the CPU, which launches nothing)."
+          else print "."
+      }
     }' "$tmp/counts"
 }
 
@@ -240,10 +263,10 @@ out="$results/bjacobi-vs-jacobi-$kind-$date.md"
 {
     echo "## Block-Jacobi vs Jacobi: ${dev_name:-$device}, $date"
     echo
-    echo "\`krylov bench solve\` ($("$krylov" --version 2>/dev/null | head -n 1)) on every matrix of $dir; b = A*ones, x0 = 0, rtol $rtol, maxit $maxit; per (matrix, method, preconditioner) one untimed warm-up (the setup and at most 100 iterations) and then the median of $reps timed solve(s)$([ "$short_reps" -gt "$reps" ] && [ "$short_s" != 0 ] && echo ", or of $short_reps (a second run) where setup + solve took under $short_s s"); IDR(4), GMRES(30), BiCGSTAB; bjacobi: supervariable blocks up to 32 rows, singular blocks replaced by scalar Jacobi (blocks column: count (singular)). Success (ok) = converged with true relative residual <= $rtol within $maxit iterations. Times in seconds: jacobi time = its preconditioner build + solve; bjacobi setup = its preconditioner build (precond_build_seconds, the matrix build excluded for both); share = setup / (setup + solve); upload share = the part of the setup that copied A to the GPU (precond_upload_s), over setup + solve; speedup = jacobi time / bjacobi (setup + solve), where both succeed. Solves cut off after $timeout_s s are 'timeout'. The run took $took s with JOBS = $jobs (matrices solved at once)$([ "$jobs" -gt 1 ] && echo ': the times are distorted by the sharing')."
+    echo "\`krylov bench solve\` ($("$krylov" --version 2>/dev/null | head -n 1)) on every matrix of $dir; b = A*ones, x0 = 0, rtol $rtol, maxit $maxit; per (matrix, method, preconditioner) one untimed warm-up (the setup and at most 100 iterations) and then the median of $reps timed solve(s)$([ "$short_reps" -gt "$reps" ] && [ "$short_s" != 0 ] && echo ", or of $short_reps (a second run) where setup + solve took under $short_s s"); IDR(4), GMRES(30), BiCGSTAB; bjacobi: supervariable blocks up to 32 rows, singular blocks replaced by scalar Jacobi (blocks column: count (singular)). Success (ok) = converged with true relative residual <= $rtol within $maxit iterations. Times in seconds: jacobi time = its preconditioner build + solve; bjacobi setup = its preconditioner build (precond_build_seconds, the matrix build excluded for both); share = setup / (setup + solve); floor = the setup floor bench solve measured in the same process (setup_floor_s: one kernel launch plus one 8-byte download, synchronised, median of 50; '-' on the CPU, which launches nothing); setup / floor = bjacobi setup over that floor, where the setup share is over 5% ('-' elsewhere); upload share = the part of the setup that copied A to the GPU (precond_upload_s), over setup + solve; speedup = jacobi time / bjacobi (setup + solve), where both succeed. Solves cut off after $timeout_s s are 'timeout'. The run took $took s with JOBS = $jobs (matrices solved at once)$([ "$jobs" -gt 1 ] && echo ': the times are distorted by the sharing')."
     echo
-    echo "| matrix | n | method | jacobi its | jacobi time | jacobi ok | bjacobi its | bjacobi setup | bjacobi solve | bjacobi ok | setup share | upload share | speedup | blocks | note |"
-    echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    echo "| matrix | n | method | jacobi its | jacobi time | jacobi ok | bjacobi its | bjacobi setup | bjacobi solve | bjacobi ok | setup share | floor | setup / floor | upload share | speedup | blocks | note |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     cat "$tmp/body"
     echo
     summary

@@ -453,6 +453,46 @@ START_TEST(solve_cg_bytes_follow_the_model)
 }
 END_TEST
 
+/* The setup floor (one launch + one download) of bench solve's run, a
+ * top-level JSON key: null on the CPU, which launches nothing, and on a
+ * GPU a positive time well under 0.1 s (a sanity bound, not a timing
+ * target). The report's header line says which. */
+static double setup_floor_of(const char *d, const char *device, char **md)
+{
+    run_out r = krylov(d,
+                       "bench solve --gen poisson2d:10 --device %s --threads "
+                       "1 --reps 1 --copy-mb 1 --json %s/f.json",
+                       device, d);
+    ck_assert_msg(r.rc == 0, "%s: exit %d: %s", device, r.rc, r.err);
+    char *json = slurp_in(d, "f.json");
+    const char *end = json + strlen(json);
+    const char *key = kt_json_member(json, end, "setup_floor_s");
+    ck_assert_ptr_nonnull(key);
+    ck_assert(key < strstr(json, "\"rows\"")); /* once per run, not per row */
+    double floor = kt_json_num(json, end, "setup_floor_s");
+    free(json);
+    *md = strdup(r.out);
+    kt_output_free(&r);
+    return floor;
+}
+
+START_TEST(solve_setup_floor_on_gpu_only)
+{
+    const char *d = kt_tmpdir();
+    char *md;
+    ck_assert(isnan(setup_floor_of(d, "cpu", &md)));
+    ck_assert_ptr_nonnull(strstr(md, "\n- setup floor: none on the CPU"));
+    free(md);
+    kr_ctx *gpu = kt_gpu_or_skip("solve_setup_floor_on_gpu_only");
+    if (!gpu) return;
+    kr_ctx_destroy(gpu);
+    double floor = setup_floor_of(d, "cuda", &md);
+    ck_assert_msg(floor > 0 && floor < 0.1, "setup_floor_s = %g", floor);
+    ck_assert_ptr_nonnull(strstr(md, " us, one kernel launch (a fill of one"));
+    free(md);
+}
+END_TEST
+
 START_TEST(solve_bad_matrices_are_rows_not_errors)
 {
     const char *d = kt_tmpdir();
@@ -488,6 +528,7 @@ int main(void)
     tcase_add_test(tc, solve_cg_bytes_follow_the_model);
     tcase_add_test(tc, solve_zero_iterations_no_nan);
     tcase_add_test(tc, solve_bad_matrices_are_rows_not_errors);
+    tcase_add_test(tc, solve_setup_floor_on_gpu_only);
     suite_add_tcase(s, tc);
     return kt_run(s);
 }

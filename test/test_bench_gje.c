@@ -303,6 +303,25 @@ static char *result_file(const char *dir)
     return text;
 }
 
+/* On the CPU every row's floor and setup / floor (columns 12 and 13: from
+ * the row's 12th bar on) are "-", and the summary says there is no floor. */
+static void check_no_floor_on_cpu(const char *md)
+{
+    int rows = 0;
+    for (const char *p = md; (p = strstr(p, "\n| ")); p++) {
+        if (strncmp(p, "\n| swap.mtx", 11) && strncmp(p, "\n| diag.mtx", 11))
+            continue;
+        const char *col = p + 1;
+        for (int k = 0; k < 11; k++)
+            col = strchr(col + 1, '|');
+        ck_assert_msg(!strncmp(col, "| - | - |", 9), "%.60s", col);
+        rows++;
+    }
+    ck_assert_int_eq(rows, 6);
+    ck_assert_ptr_nonnull(strstr(md, "; no setup floor in the JSON (none on "
+                                     "the CPU, which launches nothing)."));
+}
+
 /* bench/bjacobi_table.sh on two tiny matrices: one Jacobi refuses (a zero
  * diagonal, but invertible 2 x 2 blocks), one both solve. */
 START_TEST(bjacobi_table_script)
@@ -326,7 +345,8 @@ START_TEST(bjacobi_table_script)
     char env[1200];
     snprintf(env, sizeof env,
              "KRYLOV_MATRICES='%s' RESULTS='%s/res' THREADS=1 COPY_MB=1 "
-             "SHORT_REPS=2 ", mats, d);
+             "SHORT_REPS=2 ",
+             mats, d);
     kt_output r =
         kt_command(env, "sh", d, "bench/bjacobi_table.sh '%s' cpu", build);
     ck_assert_msg(r.rc == 0, "exit %d: %s", r.rc, r.err);
@@ -339,6 +359,9 @@ START_TEST(bjacobi_table_script)
     ck_assert_ptr_nonnull(strstr(
         md, "| all (matrix, method) pairs | 6 | 3 | 6 | 3 | 0 | 3 | 0 |"));
     ck_assert_ptr_nonnull(strstr(md, "jacobi 1, bjacobi 2, of 2."));
+    ck_assert_ptr_nonnull(strstr(md, "| setup share | floor | setup / floor "
+                                     "| upload share |"));
+    check_no_floor_on_cpu(md);
     free(md);
     kt_output_free(&r);
 }

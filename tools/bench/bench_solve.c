@@ -26,6 +26,11 @@ typedef struct solve_opts {
  * and fill the memory pool, not to converge. */
 #define WARMUP_MAXIT 100
 
+/* The setup floor's runs (bench_time_setup_floor): the untimed ones load
+ * the fill kernel if the context did not, then the median of the rest. */
+#define FLOOR_WARMUP 5
+#define FLOOR_REPS 50
+
 typedef struct solve_row {
     const bench_item *item;
     int32_t n, nnz;
@@ -55,6 +60,7 @@ typedef struct solve_run {
     kr_ctx *ctx;
     size_t copy_bytes;
     double copy_bps;
+    double setup_floor_s; /* one launch + one download; NAN on the CPU */
     char date[32];
     solve_row *rows;
     int nrows;
@@ -146,9 +152,11 @@ static void print_help(void)
            "preconditioner and vector passes counted from\n"
            "solver/<method>.c; the model is printed with the results), the "
            "time those\nbytes take at the copy bandwidth measured in the same "
-           "run, and measured /\nfloor. A solve that does not converge is "
-           "reported, not an error (exit 0).\nThe default matrix set is that "
-           "of 'krylov bench spmv'.\n\n"
+           "run, and measured /\nfloor. On a GPU it also measures the setup "
+           "floor: one kernel launch plus one\n8-byte download, "
+           "synchronised (setup_floor_s). A solve that does not\nconverge "
+           "is reported, not an error (exit 0). The default matrix set is\n"
+           "that of 'krylov bench spmv'.\n\n"
            "options:\n");
     cli_print_options(stdout, solve_table, &d);
     printf("\n");
@@ -395,6 +403,21 @@ static int run_matrix(solve_run *r, int k)
 
 /* ------------------------------------------------------------ output */
 
+/* What no device setup can go below, to read the setup times against. */
+static void md_setup_floor(FILE *f, const solve_run *r)
+{
+    if (isnan(r->setup_floor_s)) {
+        fprintf(f, "- setup floor: none on the CPU backend (no kernel "
+                   "launch; setup_floor_s is null in JSON)\n");
+        return;
+    }
+    fprintf(f,
+            "- setup floor: %.1f us, one kernel launch (a fill of one "
+            "element) + one 8-byte download, synchronised; host wall clock, "
+            "median of %d after %d untimed\n",
+            r->setup_floor_s * 1e6, FLOOR_REPS, FLOOR_WARMUP);
+}
+
 static void md_header(FILE *f, const solve_run *r)
 {
     const solve_opts *o = r->o;
@@ -427,6 +450,7 @@ static void md_header(FILE *f, const solve_run *r)
                 "- context creation loaded the solvers' kernels in %.3f ms "
                 "(not in any setup; KRYLOV_WARMUP=0 skips it)\n",
                 kr_ctx_warmup_seconds(r->ctx) * 1e3);
+    md_setup_floor(f, r);
     for (int i = 0; i < r->nrows; i++)
         if (r->rows[i].ok) { /* GMRES's depends on the iterations: in JSON */
             fprintf(f, "- bytes per iteration: %s\n", r->rows[i].model.text);
@@ -560,6 +584,7 @@ static void write_json(FILE *f, const void *arg)
     cli_json_str(&j, "date_utc", r->date);
     json_settings(&j, r);
     cli_json_num(&j, "copy_bytes_per_s", r->copy_bps);
+    cli_json_num(&j, "setup_floor_s", r->setup_floor_s); /* NAN: null */
     cli_json_str(&j, "spmv_bytes_model", BENCH_SPMV_MODEL);
     cli_json_key(&j, "rows");
     fputc('[', f);
@@ -571,11 +596,23 @@ static void write_json(FILE *f, const void *arg)
     cli_json_end(&j);
 }
 
+/* The setup floor on a GPU context; NAN on the CPU, which launches
+ * nothing. Returns an exit code. */
+static int measure_setup_floor(solve_run *r)
+{
+    r->setup_floor_s = NAN;
+    if (kr_ctx_device(r->ctx) != KR_DEVICE_CUDA) return 0;
+    kr_status st = bench_time_setup_floor(r->ctx, FLOOR_WARMUP, FLOOR_REPS,
+                                          &r->setup_floor_s);
+    return st == KR_OK ? 0 : bench_lib_error(r->ctx, st, "setup floor");
+}
+
 static int run_all(solve_run *r)
 {
     int rc = bench_start(r->o->device, r->o->build, r->o->threads,
                          r->o->copy_mb, &r->ctx, &r->copy_bytes, &r->copy_bps,
                          r->date, sizeof r->date);
+    if (!rc) rc = measure_setup_floor(r);
     if (!rc) {
         r->rows = calloc((size_t)r->list.n + 1, sizeof *r->rows);
         if (!r->rows) cli_error("out of host memory for the results");

@@ -105,3 +105,51 @@ kr_status bench_time_copy(kr_ctx *ctx, size_t bytes, int reps,
     kr_dev_free(ctx, dst);
     return st;
 }
+
+typedef struct floor_args {
+    kr_ctx *ctx;
+    double *element; /* one double on the device */
+} floor_args;
+
+/* One launch and one download, checked: the value read must be the one
+ * just filled, so the download waited for the kernel. */
+static kr_status launch_and_download(floor_args *a, double value)
+{
+    double read = 0.0;
+    KR_TRY(a->ctx->ops->fill(a->ctx, 1, value, a->element));
+    KR_TRY(a->ctx->ops->download(a->ctx, &read, a->element, sizeof read));
+    if (read != value)
+        return kr_fail(a->ctx, KR_ERR_DEVICE,
+                       "setup floor: downloaded %g after filling %g", read,
+                       value);
+    return KR_OK;
+}
+
+/* Timed on the host: the backend's time_runs would time the launch
+ * alone with events, not the wait a setup's download makes. */
+static kr_status time_floor_runs(floor_args *a, int warmup, int reps, double *t)
+{
+    for (int i = -warmup; i < reps; i++) {
+        double t0 = kr_wtime();
+        KR_TRY(launch_and_download(a, (double)(i + warmup + 1)));
+        if (i >= 0) t[i] = kr_wtime() - t0;
+    }
+    return KR_OK;
+}
+
+kr_status bench_time_setup_floor(kr_ctx *ctx, int warmup, int reps,
+                                 double *median_s)
+{
+    if (!ctx || warmup < 0 || reps < 1 || !median_s)
+        return kr_fail(ctx, KR_ERR_ARG,
+                       "bench_time_setup_floor: bad arguments");
+    double *t = malloc((size_t)reps * sizeof *t), min;
+    if (!t) return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
+    floor_args a = {ctx, NULL};
+    kr_status st = kr_dev_zeros(ctx, 1, &a.element);
+    if (st == KR_OK) st = time_floor_runs(&a, warmup, reps, t);
+    if (st == KR_OK) kr_median_min(t, reps, median_s, &min);
+    kr_dev_free(ctx, a.element);
+    free(t);
+    return st;
+}

@@ -23,4 +23,12 @@ kr_status bench_time_apply_multi(kr_matrix *M, int32_t k, const kr_vec *X,
 kr_status bench_time_copy(kr_ctx *ctx, size_t bytes, int reps,
                           double *bytes_per_s);
 
+/* The floor of a setup on the device: one kernel launch (the backend's
+ * fill of one element) and one 8-byte download of that element, which
+ * waits for the launch; timed together on the host wall clock, `warmup`
+ * untimed runs and then the median of `reps`. Fails if the download does
+ * not return the value filled. */
+kr_status bench_time_setup_floor(kr_ctx *ctx, int warmup, int reps,
+                                 double *median_s);
+
 #endif
