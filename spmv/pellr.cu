@@ -40,8 +40,11 @@
 /* Ordinary slices are shared by T warps while slices * T stay below this
  * (enough warps in flight for an H100's 132 multiprocessors) ... */
 #define PELLR_SPLIT_WARPS 4096
-/* ... and each warp keeps at least this many steps of the mean slice. */
+/* ... and each warp keeps at least this many steps of the mean slice, or
+ * the widest ordinary slice would leave one warp more than
+ * PELLR_SPLIT_LONGEST steps (the kernel waits for its slowest warp). */
 #define PELLR_SPLIT_MIN_STEPS 2
+#define PELLR_SPLIT_LONGEST 8
 #define PELLR_SPLIT_MAX PELLR_WARPS
 
 typedef struct pellr_gpu {
@@ -122,7 +125,7 @@ split_slices(const pellr_args &a, int64_t b, const double *__restrict__ x,
         const int32_t len = a.rl[k];
         const double *v = a.val + a.off[s] + lane;
         const int32_t *c = a.col + a.off[s] + lane;
-#pragma unroll 2
+#pragma unroll 4
         for (int32_t j = t; j < len; j += T)
             sum += v[(int64_t)j * 32] * __ldg(x + c[(int64_t)j * 32]);
     }
@@ -191,7 +194,7 @@ __global__ void __launch_bounds__(PELLR_BLOCK)
         const int32_t len = a.rl[k];
         const double *v = a.val + a.off[sl] + lane;
         const int32_t *c = a.col + a.off[sl] + lane;
-#pragma unroll 2
+#pragma unroll 4
         for (int32_t j = t; j < len; j += T) {
             const int32_t cj = c[(int64_t)j * 32];
             sum +=
@@ -259,14 +262,21 @@ static size_t gpu_bytes(const pellr_gpu *m)
 }
 
 /* Warps per ordinary slice: doubled while the slices are too few to fill
- * the GPU and each warp keeps PELLR_SPLIT_MIN_STEPS of the mean width. */
-static int32_t split_for(const pellr_gpu *m)
+ * the GPU and each warp keeps PELLR_SPLIT_MIN_STEPS of the mean width or
+ * the widest ordinary slice is still longer than PELLR_SPLIT_LONGEST
+ * steps a warp. $KRYLOV_PELLR_SPLIT (1, 2, 4 or 8) sets it instead, for
+ * the benchmarks that chose these rules. */
+static int32_t split_for(const pellr_gpu *m, int32_t widest)
 {
+    const char *env = getenv("KRYLOV_PELLR_SPLIT");
+    int forced = env ? atoi(env) : 0;
+    if (forced == 1 || forced == 2 || forced == 4 || forced == 8) return forced;
     int64_t ordinary = m->nslices - m->nlong;
     double mean = m->nslices ? (double)m->stored / 32.0 / m->nslices : 0.0;
     int32_t T = 1;
     while (T < PELLR_SPLIT_MAX && ordinary * T < PELLR_SPLIT_WARPS &&
-           mean >= (double)PELLR_SPLIT_MIN_STEPS * 2 * T)
+           (mean >= (double)PELLR_SPLIT_MIN_STEPS * 2 * T ||
+            widest > PELLR_SPLIT_LONGEST * T))
         T *= 2;
     return T;
 }
@@ -341,7 +351,7 @@ static kr_status pellr_gpu_build(kr_ctx *ctx, const kr_csr *A, void **out)
         m->nlong = count_long(&P);
         m->stored = kr_pellr_host_stored(&P);
         st = upload(ctx, m, &P);
-        m->split = split_for(m);
+        m->split = split_for(m, m->nlong < m->nslices ? P.width[m->nlong] : 0);
         m->bytes = gpu_bytes(m);
     }
     kr_pellr_host_free(&P);
@@ -470,7 +480,10 @@ static kr_status pellr_gpu_build_device(kr_ctx *ctx, const kr_csr_view *A,
         P.off = NULL;
         P.val = NULL;
         st = tiles_from_device(ctx, m, P.width);
-        m->split = split_for(m);
+        int32_t widest = 0; /* widths do not grow: the first ordinary one */
+        if (st == KR_OK && m->nlong < m->nslices)
+            st = kr_dev_read_i32(ctx, P.width + m->nlong, &widest, 1);
+        m->split = split_for(m, widest);
         m->bytes = gpu_bytes(m);
         kr_pellr_dev_free(ctx, &P);
     }
