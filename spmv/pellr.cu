@@ -10,7 +10,13 @@
  * of 128 steps j; a tile is one block whose 8 warps take every 8th step and
  * add their sums in shared memory; the tile sums go to a work array made in
  * build, and a second small kernel adds them per row in tile order and
- * writes y. Both sums have a fixed order: results are deterministic. */
+ * writes y. Both sums have a fixed order: results are deterministic.
+ *
+ * The SpMM (spmv/spmm_rows.cu) splits long rows likewise, row by row: the
+ * first sorted rows of at least KR_SPMM_LONG_MIN entries and
+ * KR_SPMM_LONG_FACTOR times the mean row length are cut into pieces of
+ * KR_SPMM_PIECE entries (a kr_ell_split made in build), whose partial rows
+ * a finish kernel adds in piece order. */
 #include "core/cuda.h"
 #include "core/vec.h"
 #include "spmv/devbuild.h"
@@ -44,6 +50,7 @@ typedef struct pellr_gpu {
     int2 *tile;          /* ntiles: (slice, first step j)                */
     int32_t *tile_start; /* nlong + 1: the tiles of long slice s          */
     double *part;        /* ntiles*32: each tile's sum per row           */
+    kr_ell_split split;  /* the SpMM's long rows, cut into pieces        */
 } pellr_gpu;
 
 typedef struct pellr_args {
@@ -146,18 +153,25 @@ static void pellr_gpu_destroy(kr_ctx *ctx, void *impl)
     kr_dev_free(ctx, m->tile);
     kr_dev_free(ctx, m->tile_start);
     kr_dev_free(ctx, m->part);
+    kr_ell_split_free(ctx, &m->split);
     free(m);
 }
 
+/* The SpMM's piece lists (their work array comes with the first SpMM). */
+static size_t split_bytes(const kr_ell_split *S)
+{
+    return S->nsplit ? (size_t)S->npieces * 8 + ((size_t)S->nsplit + 1) * 4 : 0;
+}
+
 /* kr_pellr_host_bytes, less the widths (they stay on the host), plus the
- * tiles. */
+ * tiles and the SpMM's pieces. */
 static size_t gpu_bytes(const pellr_gpu *m)
 {
     size_t ns = (size_t)m->nslices;
     return (size_t)m->nrows * 4 + ns * 32 * 4 + (ns + 1) * 8 +
            (size_t)m->stored * 12 +
            (size_t)m->ntiles * (sizeof(int2) + 32 * sizeof(double)) +
-           ((size_t)m->nlong + 1) * 4;
+           ((size_t)m->nlong + 1) * 4 + split_bytes(&m->split);
 }
 
 /* The long slices form a prefix: widths do not grow along the slices. */
@@ -213,7 +227,9 @@ static kr_status upload(kr_ctx *ctx, pellr_gpu *m, const kr_pellr_host *P)
                              (void **)&m->val));
     KR_TRY(kr_dev_upload_new(ctx, P->col, (size_t)m->stored * 4,
                              (void **)&m->col));
-    return make_tiles(ctx, m, P->width);
+    KR_TRY(make_tiles(ctx, m, P->width));
+    return kr_ell_split_build(
+        ctx, P->rl, kr_ell_split_count(P->rl, P->nrows, P->nnz), &m->split);
 }
 
 static kr_status pellr_gpu_build(kr_ctx *ctx, const kr_csr *A, void **out)
@@ -264,13 +280,13 @@ static kr_status pellr_gpu_apply(kr_ctx *ctx, void *impl, double alpha,
 }
 
 /* Y = A X: the shared ELLPACK-like SpMM over the sorted positions (slice
- * layout, rows written through perm); long slices need no tiles there, as
- * a sub-warp or warp per row shares a long row's work. */
+ * layout, rows written through perm), the long rows cut into pieces. */
 static kr_status pellr_gpu_apply_multi(kr_ctx *ctx, void *impl, int32_t k,
                                        const double *X, double *Y)
 {
-    const pellr_gpu *m = (const pellr_gpu *)impl;
-    kr_ell_rows L = {m->nrows, 0, m->rl, m->perm, m->off, m->val, m->col};
+    pellr_gpu *m = (pellr_gpu *)impl;
+    kr_ell_rows L = {m->nrows, 0,      m->rl,  m->perm,
+                     m->off,   m->val, m->col, &m->split};
     return kr_ell_rows_spmm(ctx, &L, k, X, Y);
 }
 
@@ -301,6 +317,22 @@ static kr_status tiles_from_device(kr_ctx *ctx, pellr_gpu *m,
     return st;
 }
 
+/* The SpMM's long rows of a device-built layout: counted on the device by
+ * kr_ell_split_count's rule, then only their lengths come to the host. */
+static kr_status split_from_device(kr_ctx *ctx, pellr_gpu *m, int64_t nnz)
+{
+    int32_t nsplit = 0;
+    KR_TRY(kr_pellr_dev_count_wide(ctx, m->rl, m->nrows, KR_SPMM_LONG_MIN,
+                                   kr_ell_split_min_len(nnz, m->nrows),
+                                   &nsplit));
+    int32_t *len = (int32_t *)malloc(((size_t)nsplit + 1) * 4);
+    if (!len) return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
+    kr_status st = kr_dev_read_i32(ctx, m->rl, len, (size_t)nsplit);
+    if (st == KR_OK) st = kr_ell_split_build(ctx, len, nsplit, &m->split);
+    free(len);
+    return st;
+}
+
 /* KR_BUILD_DEVICE: the same arrays, built by spmv/pellr_devbuild.cu. */
 static kr_status pellr_gpu_build_device(kr_ctx *ctx, const kr_csr_view *A,
                                         void **out)
@@ -322,6 +354,7 @@ static kr_status pellr_gpu_build_device(kr_ctx *ctx, const kr_csr_view *A,
         P.off = NULL;
         P.val = NULL;
         st = tiles_from_device(ctx, m, P.width);
+        if (st == KR_OK) st = split_from_device(ctx, m, A->nnz);
         m->bytes = gpu_bytes(m);
         kr_pellr_dev_free(ctx, &P);
     }
@@ -344,8 +377,11 @@ static int pellr_gpu_arrays(const void *impl, kr_dev_array *a, int max)
         {"val", m->val, (size_t)m->stored * 8},
         {"col", m->col, (size_t)m->stored * 4},
         {"tile", m->tile, (size_t)m->ntiles * sizeof(int2)},
-        {"tile_start", m->tile_start, ((size_t)m->nlong + 1) * 4}};
-    return kr_dev_arrays_put(all, 7, a, max);
+        {"tile_start", m->tile_start, ((size_t)m->nlong + 1) * 4},
+        {"piece", m->split.piece, (size_t)m->split.npieces * 8},
+        {"piece_start", m->split.piece_start,
+         m->split.nsplit ? ((size_t)m->split.nsplit + 1) * 4 : 0}};
+    return kr_dev_arrays_put(all, 9, a, max);
 }
 
 static kr_format_ops make_ops(void)
