@@ -160,7 +160,8 @@ static void pellr_gpu_destroy(kr_ctx *ctx, void *impl)
 /* The SpMM's piece lists (their work array comes with the first SpMM). */
 static size_t split_bytes(const kr_ell_split *S)
 {
-    return S->nsplit ? (size_t)S->npieces * 8 + ((size_t)S->nsplit + 1) * 4 : 0;
+    return S->nsplit ? (size_t)S->npieces * 12 + ((size_t)S->nsplit + 1) * 4
+                     : 0;
 }
 
 /* kr_pellr_host_bytes, less the widths (they stay on the host), plus the
@@ -322,9 +323,8 @@ static kr_status tiles_from_device(kr_ctx *ctx, pellr_gpu *m,
 static kr_status split_from_device(kr_ctx *ctx, pellr_gpu *m, int64_t nnz)
 {
     int32_t nsplit = 0;
-    KR_TRY(kr_pellr_dev_count_wide(ctx, m->rl, m->nrows, KR_SPMM_LONG_MIN,
-                                   kr_ell_split_min_len(nnz, m->nrows),
-                                   &nsplit));
+    KR_TRY(kr_pellr_dev_count_wide(
+        ctx, m->rl, m->nrows, 1, kr_ell_split_min_len(nnz, m->nrows), &nsplit));
     int32_t *len = (int32_t *)malloc(((size_t)nsplit + 1) * 4);
     if (!len) return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
     kr_status st = kr_dev_read_i32(ctx, m->rl, len, (size_t)nsplit);
@@ -378,7 +378,7 @@ static int pellr_gpu_arrays(const void *impl, kr_dev_array *a, int max)
         {"col", m->col, (size_t)m->stored * 4},
         {"tile", m->tile, (size_t)m->ntiles * sizeof(int2)},
         {"tile_start", m->tile_start, ((size_t)m->nlong + 1) * 4},
-        {"piece", m->split.piece, (size_t)m->split.npieces * 8},
+        {"piece", m->split.piece, (size_t)m->split.npieces * 12},
         {"piece_start", m->split.piece_start,
          m->split.nsplit ? ((size_t)m->split.nsplit + 1) * 4 : 0}};
     return kr_dev_arrays_put(all, 9, a, max);

@@ -27,10 +27,11 @@
 /* The kernels' view: the layout, and the split when this SpMM uses it. */
 struct spmm_args {
     kr_ell_rows L;
-    int64_t ntasks;  /* npieces + rows - nsplit                        */
-    int32_t nsplit;  /* 0 when unsplit                                 */
-    int32_t npieces; /* 0 when unsplit                                 */
-    const int32_t *piece, *piece_start;
+    int64_t ntasks;       /* npieces + rows - nsplit                        */
+    int32_t nsplit;       /* 0 when unsplit                                 */
+    int32_t npieces;      /* 0 when unsplit                                 */
+    const int32_t *piece; /* 3 per piece: (position, first j, end j) */
+    const int32_t *piece_start;
     double *part; /* npieces x k */
 };
 
@@ -58,16 +59,16 @@ __device__ __forceinline__ row_task task_of(const spmm_args &a, int64_t q,
     int64_t p;
     const bool piece = q < a.npieces;
     if (piece) {
-        p = __ldg(a.piece + 2 * q);
-        t.j0 = __ldg(a.piece + 2 * q + 1);
+        p = __ldg(a.piece + 3 * q);
+        t.j0 = __ldg(a.piece + 3 * q + 1);
+        t.j1 = __ldg(a.piece + 3 * q + 2);
         t.y = a.part + q * k;
     } else {
         p = a.nsplit + (q - a.npieces);
         t.j0 = 0;
+        t.j1 = len_of(a.L, p);
         t.y = Y + (int64_t)out_of(a.L, p) * k;
     }
-    const int32_t len = len_of(a.L, p);
-    t.j1 = piece ? min(len, t.j0 + KR_SPMM_PIECE) : len;
     t.base = a.L.off ? __ldg(a.L.off + (p >> 5)) + (p & 31) : p;
     t.stride = a.L.off ? 32 : a.L.rows;
     return t;
@@ -260,7 +261,7 @@ extern "C" kr_status kr_ell_split_build(kr_ctx *ctx, const int32_t *len,
     int32_t *start = NULL, *piece = NULL, count = 0;
     kr_status st = kr_ell_split_lists(ctx, len, nsplit, &start, &piece, &count);
     if (st == KR_OK)
-        st = kr_dev_upload_new(ctx, piece, (size_t)count * 2 * sizeof *piece,
+        st = kr_dev_upload_new(ctx, piece, (size_t)count * 3 * sizeof *piece,
                                (void **)&S->piece);
     if (st == KR_OK)
         st = kr_dev_upload_new(ctx, start, ((size_t)nsplit + 1) * sizeof *start,

@@ -28,7 +28,9 @@ extern "C" {
 #endif
 /* A sorted position is long, and cut, when its length is at least
  * KR_SPMM_LONG_MIN (two pieces) and KR_SPMM_LONG_FACTOR times the mean
- * row length nnz / nrows. */
+ * row length nnz / nrows. Only spmv/spmm_split.c and the tests read these
+ * three (the kernels read each piece's bounds from its list): tune them
+ * with make CFLAGS=-D..., which reaches both. */
 #ifndef KR_SPMM_LONG_FACTOR
 #define KR_SPMM_LONG_FACTOR 2
 #endif
@@ -41,7 +43,7 @@ extern "C" {
 typedef struct kr_ell_split {
     int32_t nsplit;       /* positions cut                               */
     int32_t npieces;      /* pieces of all of them                       */
-    int32_t *piece;       /* 2*npieces: (position, first j) per piece    */
+    int32_t *piece;       /* 3*npieces: (position, first j, end j)       */
     int32_t *piece_start; /* nsplit + 1: the pieces of position p        */
     double *part;         /* npieces x part_k: each piece's partial row  */
     int32_t part_k;       /* columns part has room for (0: none yet)     */
@@ -73,15 +75,17 @@ kr_status kr_ell_split_build(kr_ctx *ctx, const int32_t *len, int32_t nsplit,
 /* Frees S's device arrays (NULL ones skipped) and zeroes S. */
 void kr_ell_split_free(kr_ctx *ctx, kr_ell_split *S);
 /* The rule's length threshold for nnz entries over nrows rows: a
- * position is long when len >= KR_SPMM_LONG_MIN and (double)len >= this. */
+ * position is long when (double)len >= this, the larger of
+ * KR_SPMM_LONG_MIN and KR_SPMM_LONG_FACTOR times the mean. */
 double kr_ell_split_min_len(int64_t nnz, int32_t nrows);
 /* The long positions of len (host memory, nrows lengths sorted longest
  * first, nnz in all): the length of their prefix. */
 int32_t kr_ell_split_count(const int32_t *len, int32_t nrows, int64_t nnz);
 /* The pieces of positions [0, nsplit) of lengths len, in host memory
  * (free()): start (nsplit + 1) holds position p's first piece, piece
- * (2 * count) each piece's (position, first j); j runs in steps of
- * KR_SPMM_PIECE. On failure nothing is left allocated. */
+ * (3 * count) each piece's (position, first j, end j): entries
+ * first <= j < end, KR_SPMM_PIECE of them but in a row's last piece. On
+ * failure nothing is left allocated. */
 kr_status kr_ell_split_lists(kr_ctx *ctx, const int32_t *len, int32_t nsplit,
                              int32_t **start, int32_t **piece, int32_t *count);
 /* The pieces of M's SpMM, and in *rows the rows cut, from the "piece"

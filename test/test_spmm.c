@@ -524,7 +524,7 @@ static int32_t long_rows_brute(const kr_csr *A)
     for (int32_t i = 0; i < A->nrows; i++) {
         int32_t len = A->rowptr[i + 1] - A->rowptr[i];
         if (len >= KR_SPMM_LONG_MIN &&
-            (double)len * A->nrows >= KR_SPMM_LONG_FACTOR * (double)A->nnz)
+            (double)len >= KR_SPMM_LONG_FACTOR * ((double)A->nnz / A->nrows))
             count++;
     }
     return count;
@@ -553,8 +553,12 @@ static int32_t check_split_lists(kr_ctx *ctx, const kr_csr *A, const char *name)
                       "%s: row %d of %d entries in %d pieces", name,
                       (int)P.perm[p] + 1, (int)P.rl[p], (int)pieces);
         for (int32_t q = start[p]; q < start[p + 1]; q++) {
-            ck_assert_int_eq(piece[2 * q], p);
-            ck_assert_int_eq(piece[2 * q + 1], (q - start[p]) * KR_SPMM_PIECE);
+            int32_t first = (q - start[p]) * KR_SPMM_PIECE;
+            int32_t end =
+                q + 1 < start[p + 1] ? first + KR_SPMM_PIECE : P.rl[p];
+            ck_assert_int_eq(piece[3 * q], p);
+            ck_assert_int_eq(piece[3 * q + 1], first);
+            ck_assert_int_eq(piece[3 * q + 2], end);
         }
     }
     free(start);
