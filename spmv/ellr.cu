@@ -105,7 +105,10 @@ static kr_status ellr_gpu_apply_multi(kr_ctx *ctx, void *impl, int32_t k,
                                       const double *X, double *Y)
 {
     const ellr_gpu *m = (const ellr_gpu *)impl;
-    kr_ell_rows L = {m->nrows, m->width, m->rl, NULL, NULL, m->val, m->col};
+    /* no split: ELLR's rows are in A's order, and none is much longer
+     * than the mean (the build refuses more than 3x padding) */
+    kr_ell_rows L = {m->nrows, m->width, m->rl,  NULL,
+                     NULL,     m->val,   m->col, NULL};
     return kr_ell_rows_spmm(ctx, &L, k, X, Y);
 }
 

@@ -91,8 +91,9 @@ static kr_status hyb_gpu_apply_multi(kr_ctx *ctx, void *impl, int32_t k,
                                      const double *X, double *Y)
 {
     hyb_gpu *m = (hyb_gpu *)impl;
-    kr_ell_rows L = {m->nrows, m->width,   NULL,      NULL,
-                     NULL,     m->ell_val, m->ell_col};
+    /* no split: the ELL part's rows are at most width long */
+    kr_ell_rows L = {m->nrows, m->width,   NULL,       NULL,
+                     NULL,     m->ell_val, m->ell_col, NULL};
     KR_TRY(kr_ell_rows_spmm(ctx, &L, k, X, Y));
     if (m->coo_nnz == 0) return KR_OK;
     return kr_vsr_dev_apply_multi(ctx, m->coo, k, X, Y, 1);

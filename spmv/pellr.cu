@@ -16,7 +16,13 @@
  * warp walks its rows' entries one dependent load after another, and
  * bcsstk18's 374 warps leave most of an H100 idle), so there T = 2, 4 or
  * 8 warps share each ordinary slice, warp t taking steps j = t, t + T,
- * ...; the first adds the others' sums in t order (split_for's rule). */
+ * ...; the first adds the others' sums in t order (split_for's rule).
+ *
+ * The SpMM (spmv/spmm_rows.cu) splits long rows likewise, row by row: the
+ * first sorted rows of at least KR_SPMM_LONG_MIN entries and
+ * KR_SPMM_LONG_FACTOR times the mean row length are cut into pieces of
+ * KR_SPMM_PIECE entries (a kr_ell_split made in build), whose partial rows
+ * a finish kernel adds in piece order. */
 #include "core/backend.h"
 #include "core/cuda.h"
 #include "core/cuda_reduce.cuh"
@@ -49,9 +55,9 @@
 
 typedef struct pellr_gpu {
     int32_t nrows, nslices;
-    int32_t nlong;  /* long slices: the first nlong (widths do not grow) */
-    int32_t ntiles; /* tiles of the long slices                          */
-    int32_t split;  /* warps per ordinary slice: 1, 2, 4 or 8            */
+    int32_t nlong;       /* long slices: the first nlong (widths do not grow) */
+    int32_t ntiles;      /* tiles of the long slices                          */
+    int32_t slice_warps; /* per ordinary slice: 1, 2, 4 or 8         */
     int64_t stored;
     size_t bytes;
     int32_t *perm;       /* nrows                                        */
@@ -62,10 +68,11 @@ typedef struct pellr_gpu {
     int2 *tile;          /* ntiles: (slice, first step j)                */
     int32_t *tile_start; /* nlong + 1: the tiles of long slice s          */
     double *part;        /* ntiles*32: each tile's sum per row           */
+    kr_ell_split split;  /* the SpMM's long rows, cut into pieces        */
 } pellr_gpu;
 
 typedef struct pellr_args {
-    int32_t n, nslices, nlong, ntiles, split;
+    int32_t n, nslices, nlong, ntiles, slice_warps;
     const int32_t *__restrict__ perm;
     const int32_t *__restrict__ rl;
     const int64_t *__restrict__ off;
@@ -117,7 +124,7 @@ split_slices(const pellr_args &a, int64_t b, const double *__restrict__ x,
 {
     __shared__ double sums[PELLR_WARPS][32];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int T = a.split, t = warp % T;
+    const int T = a.slice_warps, t = warp % T;
     const int64_t s = a.nlong + b * (PELLR_WARPS / T) + warp / T;
     const int64_t k = s * 32 + lane;
     double sum = 0.0;
@@ -147,7 +154,7 @@ __global__ void __launch_bounds__(PELLR_BLOCK)
         long_tile(a, x);
         return;
     }
-    if (a.split > 1) { /* uniform over the grid */
+    if (a.slice_warps > 1) { /* uniform over the grid */
         split_slices(a, blockIdx.x - a.ntiles, x, alpha, beta, y);
         return;
     }
@@ -186,7 +193,7 @@ __global__ void __launch_bounds__(PELLR_BLOCK)
     if (s->h.stop) return; /* set by an earlier launch: uniform */
     const double b = s->beta;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int T = a.split, t = warp % T;
+    const int T = a.slice_warps, t = warp % T;
     const int64_t sl = (int64_t)blockIdx.x * (PELLR_WARPS / T) + warp / T;
     const int64_t k = sl * 32 + lane;
     double sum = 0.0, dot = 0.0;
@@ -247,18 +254,26 @@ static void pellr_gpu_destroy(kr_ctx *ctx, void *impl)
     kr_dev_free(ctx, m->tile);
     kr_dev_free(ctx, m->tile_start);
     kr_dev_free(ctx, m->part);
+    kr_ell_split_free(ctx, &m->split);
     free(m);
 }
 
+/* The SpMM's piece lists (their work array comes with the first SpMM). */
+static size_t split_bytes(const kr_ell_split *S)
+{
+    return S->nsplit ? (size_t)S->npieces * 12 + ((size_t)S->nsplit + 1) * 4
+                     : 0;
+}
+
 /* kr_pellr_host_bytes, less the widths (they stay on the host), plus the
- * tiles. */
+ * tiles and the SpMM's pieces. */
 static size_t gpu_bytes(const pellr_gpu *m)
 {
     size_t ns = (size_t)m->nslices;
     return (size_t)m->nrows * 4 + ns * 32 * 4 + (ns + 1) * 8 +
            (size_t)m->stored * 12 +
            (size_t)m->ntiles * (sizeof(int2) + 32 * sizeof(double)) +
-           ((size_t)m->nlong + 1) * 4;
+           ((size_t)m->nlong + 1) * 4 + split_bytes(&m->split);
 }
 
 /* Warps per ordinary slice: doubled while the slices are too few to fill
@@ -334,7 +349,9 @@ static kr_status upload(kr_ctx *ctx, pellr_gpu *m, const kr_pellr_host *P)
                              (void **)&m->val));
     KR_TRY(kr_dev_upload_new(ctx, P->col, (size_t)m->stored * 4,
                              (void **)&m->col));
-    return make_tiles(ctx, m, P->width);
+    KR_TRY(make_tiles(ctx, m, P->width));
+    return kr_ell_split_build(
+        ctx, P->rl, kr_ell_split_count(P->rl, P->nrows, P->nnz), &m->split);
 }
 
 static kr_status pellr_gpu_build(kr_ctx *ctx, const kr_csr *A, void **out)
@@ -351,7 +368,8 @@ static kr_status pellr_gpu_build(kr_ctx *ctx, const kr_csr *A, void **out)
         m->nlong = count_long(&P);
         m->stored = kr_pellr_host_stored(&P);
         st = upload(ctx, m, &P);
-        m->split = split_for(m, m->nlong < m->nslices ? P.width[m->nlong] : 0);
+        m->slice_warps =
+            split_for(m, m->nlong < m->nslices ? P.width[m->nlong] : 0);
         m->bytes = gpu_bytes(m);
     }
     kr_pellr_host_free(&P);
@@ -368,12 +386,12 @@ static kr_status pellr_gpu_apply(kr_ctx *ctx, void *impl, double alpha,
 {
     const pellr_gpu *m = (const pellr_gpu *)impl;
     if (m->nrows == 0) return KR_OK;
-    const pellr_args a = {m->nrows, m->nslices, m->nlong, m->ntiles,
-                          m->split, m->perm,    m->rl,    m->off,
-                          m->val,   m->col,     m->tile,  m->tile_start,
+    const pellr_args a = {m->nrows,       m->nslices, m->nlong, m->ntiles,
+                          m->slice_warps, m->perm,    m->rl,    m->off,
+                          m->val,         m->col,     m->tile,  m->tile_start,
                           m->part};
     cudaStream_t stream = kr_cuda(ctx)->stream;
-    int64_t per_block = PELLR_WARPS / m->split;
+    int64_t per_block = PELLR_WARPS / m->slice_warps;
     int64_t ordinary = m->nslices - m->nlong;
     unsigned blocks =
         (unsigned)(m->ntiles + (ordinary + per_block - 1) / per_block);
@@ -388,13 +406,13 @@ static kr_status pellr_gpu_apply(kr_ctx *ctx, void *impl, double alpha,
 }
 
 /* Y = A X: the shared ELLPACK-like SpMM over the sorted positions (slice
- * layout, rows written through perm); long slices need no tiles there, as
- * a sub-warp or warp per row shares a long row's work. */
+ * layout, rows written through perm), the long rows cut into pieces. */
 static kr_status pellr_gpu_apply_multi(kr_ctx *ctx, void *impl, int32_t k,
                                        const double *X, double *Y)
 {
-    const pellr_gpu *m = (const pellr_gpu *)impl;
-    kr_ell_rows L = {m->nrows, 0, m->rl, m->perm, m->off, m->val, m->col};
+    pellr_gpu *m = (pellr_gpu *)impl;
+    kr_ell_rows L = {m->nrows, 0,      m->rl,  m->perm,
+                     m->off,   m->val, m->col, &m->split};
     return kr_ell_rows_spmm(ctx, &L, k, X, Y);
 }
 
@@ -402,7 +420,7 @@ static kr_status pellr_gpu_apply_multi(kr_ctx *ctx, void *impl, int32_t k,
  * per block in the context's scratch. */
 static int64_t cg_dir_blocks(const pellr_gpu *m)
 {
-    int64_t per_block = PELLR_WARPS / m->split;
+    int64_t per_block = PELLR_WARPS / m->slice_warps;
     return (m->nslices + per_block - 1) / per_block;
 }
 
@@ -421,9 +439,9 @@ static kr_status pellr_gpu_cg_dir_apply(kr_ctx *ctx, void *impl,
     if (!pellr_gpu_cg_dir_ok(m))
         return kr_fail(ctx, KR_ERR_UNSUPPORTED,
                        "pellr: no fused CG step over long slices (internal)");
-    const pellr_args a = {m->nrows, m->nslices, m->nlong, m->ntiles,
-                          m->split, m->perm,    m->rl,    m->off,
-                          m->val,   m->col,     m->tile,  m->tile_start,
+    const pellr_args a = {m->nrows,       m->nslices, m->nlong, m->ntiles,
+                          m->slice_warps, m->perm,    m->rl,    m->off,
+                          m->val,         m->col,     m->tile,  m->tile_start,
                           m->part};
     kr_cuda_state *st = kr_cuda(ctx);
     pellr_cg_dir<<<(unsigned)cg_dir_blocks(m), PELLR_BLOCK, 0, st->stream>>>(
@@ -459,6 +477,21 @@ static kr_status tiles_from_device(kr_ctx *ctx, pellr_gpu *m,
     return st;
 }
 
+/* The SpMM's long rows of a device-built layout: counted on the device by
+ * kr_ell_split_count's rule, then only their lengths come to the host. */
+static kr_status split_from_device(kr_ctx *ctx, pellr_gpu *m, int64_t nnz)
+{
+    int32_t nsplit = 0;
+    KR_TRY(kr_pellr_dev_count_wide(
+        ctx, m->rl, m->nrows, 1, kr_ell_split_min_len(nnz, m->nrows), &nsplit));
+    int32_t *len = (int32_t *)malloc(((size_t)nsplit + 1) * 4);
+    if (!len) return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
+    kr_status st = kr_dev_read_i32(ctx, m->rl, len, (size_t)nsplit);
+    if (st == KR_OK) st = kr_ell_split_build(ctx, len, nsplit, &m->split);
+    free(len);
+    return st;
+}
+
 /* KR_BUILD_DEVICE: the same arrays, built by spmv/pellr_devbuild.cu. */
 static kr_status pellr_gpu_build_device(kr_ctx *ctx, const kr_csr_view *A,
                                         void **out)
@@ -483,7 +516,8 @@ static kr_status pellr_gpu_build_device(kr_ctx *ctx, const kr_csr_view *A,
         int32_t widest = 0; /* widths do not grow: the first ordinary one */
         if (st == KR_OK && m->nlong < m->nslices)
             st = kr_dev_read_i32(ctx, P.width + m->nlong, &widest, 1);
-        m->split = split_for(m, widest);
+        m->slice_warps = split_for(m, widest);
+        if (st == KR_OK) st = split_from_device(ctx, m, A->nnz);
         m->bytes = gpu_bytes(m);
         kr_pellr_dev_free(ctx, &P);
     }
@@ -506,8 +540,11 @@ static int pellr_gpu_arrays(const void *impl, kr_dev_array *a, int max)
         {"val", m->val, (size_t)m->stored * 8},
         {"col", m->col, (size_t)m->stored * 4},
         {"tile", m->tile, (size_t)m->ntiles * sizeof(int2)},
-        {"tile_start", m->tile_start, ((size_t)m->nlong + 1) * 4}};
-    return kr_dev_arrays_put(all, 7, a, max);
+        {"tile_start", m->tile_start, ((size_t)m->nlong + 1) * 4},
+        {"piece", m->split.piece, (size_t)m->split.npieces * 12},
+        {"piece_start", m->split.piece_start,
+         m->split.nsplit ? ((size_t)m->split.nsplit + 1) * 4 : 0}};
+    return kr_dev_arrays_put(all, 9, a, max);
 }
 
 static kr_format_ops make_ops(void)

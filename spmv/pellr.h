@@ -52,7 +52,8 @@ kr_status kr_pellr_dev_build(kr_ctx *ctx, const kr_csr_view *A,
 /* Frees the arrays left in P (NULL ones skipped) and zeroes P. */
 void kr_pellr_dev_free(kr_ctx *ctx, kr_pellr_dev *P);
 /* *count = the slices s < nslices with width[s] >= min_width and
- * (double)width[s] >= min_wide (a prefix: widths do not grow). */
+ * (double)width[s] >= min_wide (a prefix: widths do not grow). Also
+ * counts the SpMM's long rows over rl's first nrows entries. */
 kr_status kr_pellr_dev_count_wide(kr_ctx *ctx, const int32_t *width,
                                   int32_t nslices, int32_t min_width,
                                   double min_wide, int32_t *count);

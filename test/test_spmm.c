@@ -10,8 +10,13 @@
  * draw a fresh one and print it). On the CPU the SpMM sums each entry in
  * the order its SpMV does, so the two agree bit for bit; on the GPU
  * (skipped visibly without one) each entry must lie within the rounding
- * bound of host_reference. */
+ * bound of host_reference. PELLR's GPU SpMM cuts long rows into pieces:
+ * the rule and the piece lists are checked here on the CPU, and
+ * gpu_long_rows runs the split against k CPU SpMVs. */
+#include "spmv/format.h"
+#include "spmv/pellr.h"
 #include "spmv/row_order.h"
+#include "spmv/spmm_rows.h"
 #include "testutil.h"
 
 #include <float.h>
@@ -84,11 +89,51 @@ static void make_ragged(kr_ctx *ctx, kr_csr *A)
     }
 }
 
-static const case_matrix CASES[] = {
-    {"poisson2d:23", make_poisson2d},       {"poisson3d:9", make_poisson3d},
-    {"elasticity3d:4", make_elastic},       {"powerlaw:3000,40", make_powerlaw},
-    {"random 150 x 700", make_wide},        {"random 900 x 120", make_tall},
-    {"ragged with empty rows", make_ragged}};
+/* Row i's length in make_long_rows: rows of 1000+ entries at scattered
+ * places, rows of 63, 64 and 65 (about two pieces of PELLR's GPU SpMM),
+ * rows of 3 and empty rows. */
+static int32_t long_rows_len(int32_t i)
+{
+    switch (i) {
+    case 11: return 2400;
+    case 350: return 1500;
+    case 699: return 1100;
+    case 40: return 63;
+    case 41: return 64;
+    case 42: return 65;
+    default: return i % 9 == 0 ? 0 : 3;
+    }
+}
+
+/* 700 x 2500, the long rows' columns spread over the whole width. */
+static void make_long_rows(kr_ctx *ctx, kr_csr *A)
+{
+    const int32_t n = 700, m = 2500;
+    int32_t nnz = 0;
+    for (int32_t i = 0; i < n; i++)
+        nnz += long_rows_len(i);
+    ck_assert_int_eq(kr_csr_alloc(ctx, n, m, nnz, A), KR_OK);
+    uint64_t s = 5;
+    int32_t at = 0;
+    for (int32_t i = 0; i < n; i++) {
+        int32_t len = long_rows_len(i);
+        /* steps of (m - 7) / len >= 1: increasing, below m */
+        for (int32_t j = 0; j < len; j++) {
+            A->colind[at] = (int32_t)((int64_t)j * (m - 7) / len) + i % 7;
+            A->val[at++] = kt_rand_uniform(&s);
+        }
+        A->rowptr[i + 1] = at;
+    }
+}
+
+static const case_matrix CASES[] = {{"poisson2d:23", make_poisson2d},
+                                    {"poisson3d:9", make_poisson3d},
+                                    {"elasticity3d:4", make_elastic},
+                                    {"powerlaw:3000,40", make_powerlaw},
+                                    {"random 150 x 700", make_wide},
+                                    {"random 900 x 120", make_tall},
+                                    {"ragged with empty rows", make_ragged},
+                                    {"long rows among short", make_long_rows}};
 #define NCASES (sizeof CASES / sizeof CASES[0])
 
 static const char *const SHARED[] = {"bcsstk08.mtx", "memplus.mtx",
@@ -351,6 +396,202 @@ START_TEST(gpu_shared)
     kr_ctx *ctx = kt_gpu_or_skip("gpu_shared");
     if (!ctx) return;
     check_shared(ctx, "gpu_shared", fresh_seed("gpu_shared"));
+    kr_ctx_destroy(ctx);
+}
+END_TEST
+
+/* PELLR's GPU SpMM cuts long rows into pieces and adds the pieces' sums
+ * in a finish kernel, so a split row's sum runs in another order than the
+ * CPU's: there it must match k CPU SpMVs within host_reference's bound,
+ * no longer bit for bit. The k repeat 8 after 64 (a work array wider than
+ * k) and end with 65 (beyond the split's limit: unsplit). */
+static const int32_t KS_LONG[] = {1, 3, 4, 8, 31, 32, 33, 64, 8, 65};
+#define NKS_LONG (sizeof KS_LONG / sizeof KS_LONG[0])
+
+/* Y of the GPU SpMM against Yc of the CPU SpMVs and the host loop. */
+static void compare_long(const char *what, uint64_t seed, int32_t k,
+                         size_t count, const double *Y, const double *Yc,
+                         const double *ref, const double *bound)
+{
+    size_t e = 0;
+    while (e < count && fabs(Y[e] - Yc[e]) <= bound[e] &&
+           fabs(Y[e] - ref[e]) <= bound[e])
+        e++;
+    ck_assert_msg(e == count,
+                  "%s, X from seed %llu, k = %d: GPU Y(%d,%d) = %.17g, the "
+                  "CPU SpMV %.17g, the host loop %.17g (required: within "
+                  "%.3g of both)",
+                  what, (unsigned long long)seed, (int)k, (int)(e / k) + 1,
+                  (int)(e % k) + 1, Y[e], Yc[e], ref[e], bound[e]);
+}
+
+/* G (a GPU pellr matrix of A) against C (A as pellr on the CPU): for each
+ * k of KS_LONG, the GPU SpMM within the bound of k CPU SpMVs, which still
+ * equal the CPU SpMM bit for bit. */
+static void check_long(kr_matrix *G, kr_matrix *C, const kr_csr *A,
+                       const char *what, uint64_t seed)
+{
+    int32_t n = A->nrows, m = A->ncols;
+    for (size_t t = 0; t < NKS_LONG; t++) {
+        int32_t k = KS_LONG[t];
+        size_t nk = (size_t)n * k + 1, mk = (size_t)m * k + 1;
+        double *X = malloc(mk * 8), *Y = malloc(nk * 8), *Yg = malloc(nk * 8);
+        double *Yc = malloc(nk * 8), *Ycs = malloc(nk * 8);
+        double *ref = malloc(nk * 8), *bound = malloc(nk * 8);
+        uint64_t s = seed + (uint64_t)k;
+        for (size_t j = 0; j + 1 < mk; j++)
+            X[j] = kt_rand_uniform(&s);
+        host_reference(A, k, X, ref, bound);
+        spmm_run rg = {G->ctx, A, G, what, seed, KS_LONG, NKS_LONG};
+        spmm_run rc = {C->ctx, A, C, what, seed, KS_LONG, NKS_LONG};
+        apply_both(&rg, k, X, Y, Yg);
+        apply_both(&rc, k, X, Ycs, Yc);
+        ck_assert_msg(memcmp(Ycs, Yc, (nk - 1) * 8) == 0,
+                      "%s, k = %d: the CPU SpMM differs from its SpMVs", what,
+                      (int)k);
+        compare_long(what, seed + (uint64_t)k, k, nk - 1, Y, Yc, ref, bound);
+        compare_long(what, seed + (uint64_t)k, k, nk - 1, Yg, Yc, ref, bound);
+        free(X);
+        free(Y);
+        free(Yg);
+        free(Yc);
+        free(Ycs);
+        free(ref);
+        free(bound);
+    }
+}
+
+/* A as pellr on the GPU, built on the host and on the device, with its
+ * long rows split, against the CPU. */
+static void check_long_builds(kr_ctx *g, kr_ctx *cpu, const kr_csr *A,
+                              const char *name, uint64_t seed)
+{
+    kr_matrix *C;
+    ck_assert_int_eq(kr_matrix_create(cpu, A, "pellr", &C), KR_OK);
+    const kr_build builds[] = {KR_BUILD_HOST, KR_BUILD_DEVICE};
+    for (int b = 0; b < 2; b++) {
+        char what[160];
+        snprintf(what, sizeof what, "%s as pellr, built on the %s", name,
+                 b ? "device" : "host");
+        ck_assert_int_eq(kr_ctx_set_build(g, builds[b]), KR_OK);
+        kr_matrix *G;
+        ck_assert_msg(kr_matrix_create(g, A, "pellr", &G) == KR_OK, "%s: %s",
+                      what, kr_ctx_error(g));
+        int32_t rows;
+        ck_assert_msg(kr_matrix_split_pieces(G, &rows) > 0 && rows > 0,
+                      "%s: no long row was split", what);
+        check_long(G, C, A, what, seed);
+        kr_matrix_destroy(G);
+    }
+    ck_assert_int_eq(kr_ctx_set_build(g, KR_BUILD_HOST), KR_OK);
+    kr_matrix_destroy(C);
+}
+
+START_TEST(gpu_long_rows)
+{
+    kr_ctx *g = kt_gpu_or_skip("gpu_long_rows");
+    if (!g) return;
+    kr_ctx *cpu = kt_cpu();
+    uint64_t seed = fresh_seed("gpu_long_rows");
+    kr_csr A;
+    make_long_rows(g, &A);
+    check_long_builds(g, cpu, &A, "long rows among short", seed);
+    kr_csr_free(&A);
+    gen(g, "arrow:3000,4", &A);
+    check_long_builds(g, cpu, &A, "arrow:3000,4", seed + 1);
+    kr_csr_free(&A);
+    const char *dir = kt_matrices_dir();
+    const char *const real[] = {"memplus.mtx", "bcsstk38.mtx"};
+    for (size_t i = 0; dir && i < 2; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, real[i]);
+        ck_assert_msg(kr_read_mtx(g, path, &A) == KR_OK, "%s", kr_ctx_error(g));
+        check_long_builds(g, cpu, &A, real[i], seed + 2 + i);
+        kr_csr_free(&A);
+    }
+    if (!dir) printf("gpu_long_rows: no matrix folder, generated ones only\n");
+    kr_ctx_destroy(cpu);
+    kr_ctx_destroy(g);
+}
+END_TEST
+
+/* The rows PELLR's GPU SpMM splits, counted by brute force over A's rows
+ * in A's order: at least KR_SPMM_LONG_MIN entries and KR_SPMM_LONG_FACTOR
+ * times the mean. */
+static int32_t long_rows_brute(const kr_csr *A)
+{
+    int32_t count = 0;
+    for (int32_t i = 0; i < A->nrows; i++) {
+        int32_t len = A->rowptr[i + 1] - A->rowptr[i];
+        if (len >= KR_SPMM_LONG_MIN &&
+            (double)len >= KR_SPMM_LONG_FACTOR * ((double)A->nnz / A->nrows))
+            count++;
+    }
+    return count;
+}
+
+/* The split of A's PELLR layout: the count by brute force, and pieces of
+ * KR_SPMM_PIECE entries (the last one 1..KR_SPMM_PIECE) that cover each
+ * long row exactly, in order. Returns the rows split. */
+static int32_t check_split_lists(kr_ctx *ctx, const kr_csr *A, const char *name)
+{
+    kr_pellr_host P;
+    ck_assert_int_eq(kr_pellr_host_build(ctx, A, &P), KR_OK);
+    int32_t nsplit = kr_ell_split_count(P.rl, P.nrows, P.nnz);
+    ck_assert_msg(nsplit == long_rows_brute(A), "%s: %d rows split, %d long",
+                  name, (int)nsplit, (int)long_rows_brute(A));
+    int32_t *start, *piece, count;
+    ck_assert_int_eq(
+        kr_ell_split_lists(ctx, P.rl, nsplit, &start, &piece, &count), KR_OK);
+    ck_assert_int_eq(start[0], 0);
+    ck_assert_int_eq(start[nsplit], count);
+    for (int32_t p = 0; p < nsplit; p++) {
+        int32_t pieces = start[p + 1] - start[p];
+        ck_assert_msg(pieces >= 2 &&
+                          (int64_t)(pieces - 1) * KR_SPMM_PIECE < P.rl[p] &&
+                          P.rl[p] <= (int64_t)pieces * KR_SPMM_PIECE,
+                      "%s: row %d of %d entries in %d pieces", name,
+                      (int)P.perm[p] + 1, (int)P.rl[p], (int)pieces);
+        for (int32_t q = start[p]; q < start[p + 1]; q++) {
+            int32_t first = (q - start[p]) * KR_SPMM_PIECE;
+            int32_t end =
+                q + 1 < start[p + 1] ? first + KR_SPMM_PIECE : P.rl[p];
+            ck_assert_int_eq(piece[3 * q], p);
+            ck_assert_int_eq(piece[3 * q + 1], first);
+            ck_assert_int_eq(piece[3 * q + 2], end);
+        }
+    }
+    free(start);
+    free(piece);
+    kr_pellr_host_free(&P);
+    return nsplit;
+}
+
+START_TEST(split_rule_and_pieces)
+{
+    kr_ctx *ctx = kt_cpu();
+    for (size_t i = 0; i < NCASES; i++) {
+        kr_csr A;
+        CASES[i].make(ctx, &A);
+        int32_t nsplit = check_split_lists(ctx, &A, CASES[i].name);
+        /* even rows have none; 2400 entries against a mean of 10 do */
+        if (CASES[i].make == make_poisson3d) ck_assert_int_eq(nsplit, 0);
+        if (CASES[i].make == make_long_rows) ck_assert_int_ge(nsplit, 3);
+        kr_csr_free(&A);
+    }
+    kr_csr A;
+    gen(ctx, "arrow:3000,4", &A);
+    ck_assert_int_eq(check_split_lists(ctx, &A, "arrow:3000,4"), 4);
+    kr_csr_free(&A);
+    const char *dir = kt_matrices_dir();
+    const char *const real[] = {"memplus.mtx", "bcsstk38.mtx"};
+    for (size_t i = 0; dir && i < 2; i++) { /* gpu_long_rows needs rows */
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", dir, real[i]);
+        ck_assert_int_eq(kr_read_mtx(ctx, path, &A), KR_OK);
+        ck_assert_int_gt(check_split_lists(ctx, &A, real[i]), 0);
+        kr_csr_free(&A);
+    }
     kr_ctx_destroy(ctx);
 }
 END_TEST
@@ -689,6 +930,8 @@ int main(void)
     tcase_add_test(tc, cpu_shared);
     tcase_add_test(tc, gpu_generated);
     tcase_add_test(tc, gpu_shared);
+    tcase_add_test(tc, gpu_long_rows);
+    tcase_add_test(tc, split_rule_and_pieces);
     tcase_add_test(tc, argument_errors);
     tcase_add_test(tc, orders_are_bijections);
     tcase_add_test(tc, block_distance_brute_force);

@@ -8,6 +8,7 @@
  * krylov choice's speedup per k. Markdown on stdout, JSON on request.
  * Self-contained beside bench_spmv.c (it shares only bench_common). */
 #include "drivers/features_json.h"
+#include "spmv/spmm_rows.h"
 #include "tools/bench/bench.h"
 #include "tools/bench/bench_common.h"
 #include "tools/bench/timing.h"
@@ -302,6 +303,16 @@ static spmm_row *new_row(spmm_run *r, const spmm_mat *m, int t,
     return row;
 }
 
+/* GPU pellr's long rows cut into pieces for its SpMM, as the note "N
+ * long rows in P pieces" (k beyond KR_MULTI_MAX_COLUMNS runs unsplit). */
+static void split_note(const kr_matrix *M, spmm_row *row)
+{
+    int32_t rows, pieces = kr_matrix_split_pieces(M, &rows);
+    if (pieces > 0 && row->k <= KR_MULTI_MAX_COLUMNS)
+        snprintf(row->note, sizeof row->note, "%d long rows in %d pieces",
+                 (int)rows, (int)pieces);
+}
+
 static void fill_metrics(spmm_run *r, spmm_row *row, const kr_matrix *M,
                          const spmm_mat *m, int t)
 {
@@ -322,6 +333,8 @@ static void fill_metrics(spmm_run *r, spmm_row *row, const kr_matrix *M,
                 row->order, row->item->name, (int)row->k, row->note);
     } else if (strcmp(row->chosen, row->format) != 0) {
         snprintf(row->note, sizeof row->note, "ran %s", row->chosen);
+    } else {
+        split_note(M, row);
     }
 }
 
