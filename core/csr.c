@@ -45,7 +45,8 @@ void kr_csr_free(kr_csr *A)
     memset(A, 0, sizeof *A);
 }
 
-/* Row i's checks; ctx NULL: the verdict only. lo < 0 cannot happen after
+/* Row i's checks; ctx NULL: the verdict only. Messages number rows and
+ * columns from 1. lo < 0 cannot happen after
  * valid rows, but the rows are checked in parallel, and a row after an
  * invalid one must not read outside colind. */
 static kr_status check_row(kr_ctx *ctx, const kr_csr *A, int32_t i)
@@ -55,21 +56,22 @@ static kr_status check_row(kr_ctx *ctx, const kr_csr *A, int32_t i)
         return kr_fail(ctx, KR_ERR_FORMAT,
                        "CSR row %d: row pointers %d..%d out of order or past "
                        "nnz %d",
-                       i, lo, hi, A->nnz);
+                       i + 1, lo, hi, A->nnz);
     for (int32_t k = lo; k < hi; k++) {
         int32_t j = A->colind[k];
         if (j < 0 || j >= A->ncols)
             return kr_fail(ctx, KR_ERR_FORMAT,
-                           "CSR row %d: column %d outside 0..%d", i, j,
-                           A->ncols - 1);
+                           "CSR row %d: column %d outside 1..%d", i + 1, j + 1,
+                           A->ncols);
         if (k > lo && j <= A->colind[k - 1])
             return kr_fail(ctx, KR_ERR_FORMAT,
                            "CSR row %d: columns not strictly increasing at "
                            "column %d",
-                           i, j);
+                           i + 1, j + 1);
         if (!isfinite(A->val[k]))
             return kr_fail(ctx, KR_ERR_FORMAT,
-                           "CSR row %d, column %d: value is not finite", i, j);
+                           "CSR row %d, column %d: value is not finite", i + 1,
+                           j + 1);
     }
     return KR_OK;
 }

@@ -572,8 +572,9 @@ START_TEST(devbuild_csr_check_first_row)
         if (t == 1) A.val[k] = NAN;
         if (t == 2) A.colind[k] = A.ncols;
         if (t == 0) A.colind[k + 1] = A.colind[k];
-        const char *want[] = {"CSR row 250000: columns not strictly",
-                              "CSR row 4000, column", "CSR row 4000, column"};
+        /* rows numbered from 1 */
+        const char *want[] = {"CSR row 250001: columns not strictly",
+                              "CSR row 4001, column", "CSR row 4001, column"};
         ck_assert_int_eq(kr_csr_check(c, &A), KR_ERR_FORMAT);
         ck_assert_msg(strstr(kr_ctx_error(c), want[t]), "%s", kr_ctx_error(c));
     }

@@ -702,6 +702,17 @@ START_TEST(precond_from_matrix)
             kr_precond_create_matrix(ctx, p.M, &small, pcs[k], NULL, &bad),
             KR_ERR_ARG);
         kr_csr_free(&small);
+        /* M's own arrays skip a second check; other arrays of M's size do
+         * not: a NaN among them is refused */
+        kr_csr C = p.A;
+        C.val = malloc((size_t)C.nnz * sizeof *C.val);
+        memcpy(C.val, p.A.val, (size_t)C.nnz * sizeof *C.val);
+        C.val[C.nnz / 2] = NAN;
+        ck_assert_int_eq(
+            kr_precond_create_matrix(ctx, p.M, &C, pcs[k], NULL, &bad),
+            KR_ERR_FORMAT);
+        ck_assert_ptr_nonnull(strstr(kr_ctx_error(ctx), "not finite"));
+        free(C.val);
         kr_precond_destroy(P1);
         kr_precond_destroy(P2);
         problem_free(&p);
