@@ -48,6 +48,13 @@ size_t kr_dev_csr_bytes(const kr_csr_view *dev)
 
 kr_status kr_dev_sync(kr_ctx *ctx) { return no_cuda(ctx); }
 
+kr_status kr_dev_csr_first_bad(kr_ctx *ctx, const kr_csr_view *A,
+                               int32_t *first)
+{
+    (void)A, (void)first;
+    return no_cuda(ctx);
+}
+
 kr_status kr_dev_row_stats(kr_ctx *ctx, const kr_csr_view *A, kr_row_stats *st)
 {
     (void)A;

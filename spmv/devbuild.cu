@@ -169,6 +169,38 @@ extern "C" kr_status kr_dev_read_i32(kr_ctx *ctx, const int32_t *src,
     for (int64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; i < (n);  \
          i += (int64_t)gridDim.x * blockDim.x)
 
+/* --------------------------------------------------------- the check */
+
+/* kr_csr_check's row checks, a thread per row; *first takes the smallest
+ * failing row (atomicMin), as the host's ordered check would name it. */
+__global__ void k_csr_first_bad(kr_csr_view A, int32_t *first)
+{
+    GRID_STRIDE(i, A.nrows)
+    {
+        const int32_t lo = A.rowptr[i], hi = A.rowptr[i + 1];
+        bool bad = lo < 0 || hi < lo || hi > A.nnz;
+        for (int32_t k = lo; !bad && k < hi; k++) {
+            const int32_t j = A.colind[k];
+            bad = j < 0 || j >= A.ncols || (k > lo && j <= A.colind[k - 1]) ||
+                  !isfinite(A.val[k]);
+        }
+        if (bad) atomicMin(first, (int32_t)i);
+    }
+}
+
+extern "C" kr_status kr_dev_csr_first_bad(kr_ctx *ctx, const kr_csr_view *A,
+                                          int32_t *first)
+{
+    *first = A->nrows;
+    if (A->nrows == 0) return KR_OK;
+    kr_cuda_state *st = kr_cuda(ctx);
+    int32_t *d = (int32_t *)(st->d_scratch + KR_MAX_DOTS);
+    KR_TRY(ctx->ops->upload(ctx, d, first, sizeof *first));
+    k_csr_first_bad<<<kr_grid(A->nrows, 256), 256, 0, st->stream>>>(*A, d);
+    KR_LAUNCH_CHECK(ctx);
+    return ctx->ops->download(ctx, first, d, sizeof *first);
+}
+
 static __global__ void k_row_lengths(int32_t n,
                                      const int32_t *__restrict__ rowptr,
                                      int32_t *__restrict__ len)

@@ -24,6 +24,11 @@ kr_status kr_dev_csr_upload_values(kr_ctx *ctx, const kr_csr *A,
 void kr_dev_csr_free(kr_ctx *ctx, kr_csr_view *dev);
 /* Bytes of the arrays of *dev. */
 size_t kr_dev_csr_bytes(const kr_csr_view *dev);
+/* The first row of the CSR in device memory that fails kr_csr_check's row
+ * checks (row pointers in order and within nnz, columns in range and
+ * strictly increasing, finite values), by a kernel; nrows when none. */
+kr_status kr_dev_csr_first_bad(kr_ctx *ctx, const kr_csr_view *A,
+                               int32_t *first);
 /* Waits for the context's stream: a timed stage ends with its work. */
 kr_status kr_dev_sync(kr_ctx *ctx);
 

@@ -104,6 +104,7 @@ struct kr_matrix {
      * values; pointers only, not a copy), so that a preconditioner made
      * from M and the same CSR skips a second pass over them. */
     kr_csr checked;
+    int host_checked;         /* 0: a device build checks A's rows on the GPU */
     char permute_reason[512]; /* permute "auto": the model's path; else "" */
     char format_reason[600];  /* format "auto" picked by the model; else "" */
 };

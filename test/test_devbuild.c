@@ -556,16 +556,34 @@ START_TEST(devbuild_order_rules)
 }
 END_TEST
 
+/* A device build checks the rows of its uploaded copy by a kernel: a
+ * defect is refused with the host check's very message. */
+static void device_build_refuses(kr_ctx *g, const kr_csr *A, const char *want)
+{
+    kr_matrix *M = NULL;
+    ck_assert_int_eq(kr_matrix_create(g, A, "pellr", &M), KR_ERR_FORMAT);
+    ck_assert_ptr_null(M);
+    ck_assert_str_eq(kr_ctx_error(g), want);
+}
+
 /* kr_csr_check runs over the rows in parallel on large matrices: it still
- * names the first bad row, whichever thread found which. */
+ * names the first bad row, whichever thread found which; so does the
+ * device build's kernel (on a GPU). */
 START_TEST(devbuild_csr_check_first_row)
 {
     kr_ctx *c = kt_cpu();
+    kr_ctx *g = kt_gpu_or_skip("devbuild_csr_check_first_row (gpu part)");
+    if (g) ck_assert_int_eq(kr_ctx_set_build(g, KR_BUILD_DEVICE), KR_OK);
     ck_assert_int_eq(kr_ctx_set_threads(c, 4), KR_OK);
     kr_csr A;
     ck_assert_int_eq(kr_generate(c, "poisson3d:70", &A), KR_OK);
     ck_assert_int_ge(A.nnz, 1000000); /* the parallel check */
     ck_assert_int_eq(kr_csr_check(c, &A), KR_OK);
+    if (g) {
+        kr_matrix *M;
+        ck_assert_int_eq(kr_matrix_create(g, &A, "pellr", &M), KR_OK);
+        kr_matrix_destroy(M);
+    }
     const int32_t rows[] = {250000, 4000, 180000};
     for (int t = 0; t < 3; t++) { /* late, then earlier defects added */
         int32_t k = A.rowptr[rows[t]];
@@ -577,9 +595,17 @@ START_TEST(devbuild_csr_check_first_row)
                               "CSR row 4001, column", "CSR row 4001, column"};
         ck_assert_int_eq(kr_csr_check(c, &A), KR_ERR_FORMAT);
         ck_assert_msg(strstr(kr_ctx_error(c), want[t]), "%s", kr_ctx_error(c));
+        if (g) device_build_refuses(g, &A, kr_ctx_error(c));
     }
+    /* row pointers out of order before all of them */
+    A.rowptr[1000] = A.rowptr[1001] + 1;
+    ck_assert_int_eq(kr_csr_check(c, &A), KR_ERR_FORMAT);
+    ck_assert_msg(strstr(kr_ctx_error(c), "CSR row 1000"), "%s",
+                  kr_ctx_error(c));
+    if (g) device_build_refuses(g, &A, kr_ctx_error(c));
     kr_csr_free(&A);
     kr_ctx_destroy(c);
+    kr_ctx_destroy(g);
 }
 END_TEST
 
