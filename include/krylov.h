@@ -558,8 +558,8 @@ kr_status kr_block_cond_summarize(kr_ctx *ctx, const kr_block_cond *c,
  * the GPU; with KR_BUILD_DEVICE also Jacobi's diagonal). A must be the host
  * CSR M was made from, same values: it is still read for what runs on the
  * host (Jacobi's diagonal in a host build, a singular block's stand-in).
- * Given the very arrays M was created (or last updated) from, A is not
- * checked a second time; any other CSR is. kr_precond_update_values then
+ * A's rows are checked where they are read (not by Jacobi from M's device
+ * CSR, which reads M's values, not A's). kr_precond_update_values then
  * uses M again, so update M's values first. */
 kr_status kr_precond_create_matrix(kr_ctx *ctx, kr_matrix *M, const kr_csr *A,
                                    const char *name,

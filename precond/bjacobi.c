@@ -315,6 +315,7 @@ static kr_status build_stages(kr_ctx *ctx, const kr_csr *A,
 static kr_status bj_setup(kr_ctx *ctx, const kr_csr *A, const kr_csr_view *dev,
                           const kr_precond_options *o, void **impl)
 {
+    if (dev) KR_TRY(kr_csr_check(ctx, A)); /* see kr_precond_ops.setup */
     KR_TRY(check_build(ctx, A, o));
     bj_impl *m = calloc(1, sizeof *m);
     if (!m) return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");

@@ -76,7 +76,8 @@ static kr_status jacobi_setup(kr_ctx *ctx, const kr_csr *A,
     (void)o;
     *impl = NULL;
     if (dev && ctx->device == KR_DEVICE_CUDA && ctx->build != KR_BUILD_HOST)
-        return inverse_on_device(ctx, dev, impl);
+        return inverse_on_device(ctx, dev, impl); /* A is not read */
+    if (dev) KR_TRY(kr_csr_check(ctx, A));        /* see kr_precond_ops.setup */
     return upload_inverse(ctx, A, impl);
 }
 

@@ -25,7 +25,9 @@ typedef struct kr_precond_ops {
     /* Builds from the host A with options o (never NULL). dev, when not
      * NULL, is A in backend memory (a kr_matrix's own, kr_matrix_csr_view)
      * for a preconditioner that can read it there instead of uploading A;
-     * the others ignore it. */
+     * the others ignore it. A is checked before (kr_csr_check), but with
+     * dev only its sizes and row-pointer ends: a setup given dev that
+     * reads A's rows checks them first. */
     kr_status (*setup)(kr_ctx *ctx, const kr_csr *A, const kr_csr_view *dev,
                        const kr_precond_options *o, void **impl);
     /* z = P^{-1} r; r and z are distinct arrays of n doubles */

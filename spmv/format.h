@@ -99,11 +99,7 @@ struct kr_matrix {
      * rowptr NULL otherwise) and the seconds its upload took. */
     kr_csr_view dev;
     double upload_seconds;
-    int pattern_later; /* a device build: pattern not hashed yet */
-    /* The arrays kr_csr_check last passed for M (at creation or new
-     * values; pointers only, not a copy), so that a preconditioner made
-     * from M and the same CSR skips a second pass over them. */
-    kr_csr checked;
+    int pattern_later;        /* a device build: pattern not hashed yet */
     int host_checked;         /* 0: a device build checks A's rows on the GPU */
     char permute_reason[512]; /* permute "auto": the model's path; else "" */
     char format_reason[600];  /* format "auto" picked by the model; else "" */
@@ -115,8 +111,6 @@ struct kr_matrix {
 int kr_matrix_backend_csr(const kr_matrix *M, kr_csr_view *v);
 /* 1 for a kr_matrix_create_user operator (spmv/user.c). */
 int kr_matrix_is_user(const kr_matrix *M);
-/* 1 when A is the CSR M was last checked against (the same arrays). */
-int kr_matrix_checked(const kr_matrix *M, const kr_csr *A);
 /* A fingerprint of A's sizes, rowptr and colind. */
 uint64_t kr_csr_pattern_hash(const kr_csr *A);
 /* Builds the format M runs for new values on M's pattern: in place when

@@ -223,7 +223,6 @@ kr_status kr_matrix_create_opts(kr_ctx *ctx, const kr_csr *A,
     M->nrows = A->nrows;
     M->ncols = A->ncols;
     M->nnz = A->nnz;
-    M->checked = *A;
     /* a host pass over the pattern costs a device build more than its
      * kernels: its fingerprint waits for kr_matrix_update_values */
     M->pattern_later = M->dev.rowptr != NULL;
@@ -372,16 +371,7 @@ kr_status kr_matrix_update_values(kr_matrix *M, const kr_csr *A)
     else
         KR_TRY(kr_format_update_values(ctx, M->ops, &M->impl, A));
     M->build_seconds = kr_wtime() - t0;
-    M->checked = *A;
     return KR_OK;
-}
-
-int kr_matrix_checked(const kr_matrix *M, const kr_csr *A)
-{
-    const kr_csr *c = &M->checked;
-    return c->rowptr && c->rowptr == A->rowptr && c->colind == A->colind &&
-           c->val == A->val && c->nrows == A->nrows && c->ncols == A->ncols &&
-           c->nnz == A->nnz;
 }
 
 void kr_matrix_destroy(kr_matrix *M)

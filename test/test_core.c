@@ -287,9 +287,9 @@ START_TEST(csr_check_names_row)
     kt_random_csr(ctx, 10, 10, 3, 1, 1, &A);
     ck_assert_int_eq(kr_csr_check(ctx, &A), KR_OK);
     int32_t k = A.rowptr[6];
-    A.colind[k] = 10; /* out of range in row 6 */
+    A.colind[k] = 10; /* out of range in row 6, numbered 7 from 1 */
     ck_assert_int_eq(kr_csr_check(ctx, &A), KR_ERR_FORMAT);
-    ck_assert_ptr_nonnull(strstr(kr_ctx_error(ctx), "row 6"));
+    ck_assert_ptr_nonnull(strstr(kr_ctx_error(ctx), "row 7"));
     A.colind[k] = 0;
     A.val[k] = NAN;
     ck_assert_int_eq(kr_csr_check(ctx, &A), KR_ERR_FORMAT);

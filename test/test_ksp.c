@@ -702,16 +702,20 @@ START_TEST(precond_from_matrix)
             kr_precond_create_matrix(ctx, p.M, &small, pcs[k], NULL, &bad),
             KR_ERR_ARG);
         kr_csr_free(&small);
-        /* M's own arrays skip a second check; other arrays of M's size do
-         * not: a NaN among them is refused */
+        /* a CSR whose rows the preconditioner reads is checked: a NaN is
+         * refused (Jacobi from the GPU's CSR view reads M's values, not
+         * A's, and takes them) */
         kr_csr C = p.A;
         C.val = malloc((size_t)C.nnz * sizeof *C.val);
         memcpy(C.val, p.A.val, (size_t)C.nnz * sizeof *C.val);
         C.val[C.nnz / 2] = NAN;
+        int reads_m = _i && k == 0;
         ck_assert_int_eq(
             kr_precond_create_matrix(ctx, p.M, &C, pcs[k], NULL, &bad),
-            KR_ERR_FORMAT);
-        ck_assert_ptr_nonnull(strstr(kr_ctx_error(ctx), "not finite"));
+            reads_m ? KR_OK : KR_ERR_FORMAT);
+        if (!reads_m)
+            ck_assert_ptr_nonnull(strstr(kr_ctx_error(ctx), "not finite"));
+        kr_precond_destroy(bad);
         free(C.val);
         kr_precond_destroy(P1);
         kr_precond_destroy(P2);
