@@ -277,9 +277,7 @@ START_TEST(devbuild_precond_from_view)
     for (size_t m = 0; m < 2; m++) {
         kr_csr A;
         ck_assert_int_eq(kr_generate(g, specs[m], &A), KR_OK);
-        double *b = malloc((size_t)A.nrows * sizeof *b);
-        for (int32_t i = 0; i < A.nrows; i++)
-            b[i] = kt_rand_uniform(&s);
+        double *b = kt_rand_vector(A.nrows, &s);
         for (size_t f = 0; f < NFORMATS; f++) {
             compare_precond(g, &A, b, formats[f], "jacobi");
             compare_precond(g, &A, b, formats[f], "bjacobi");

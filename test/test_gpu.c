@@ -234,10 +234,8 @@ START_TEST(cg_fused_step)
     for (int p = 0; p < 2; p++) {
         kr_csr A;
         ck_assert_int_eq(kr_generate(c, specs[p], &A), KR_OK);
-        double *b = malloc((size_t)A.nrows * sizeof *b);
         uint64_t s = seed + (uint64_t)p;
-        for (int32_t i = 0; i < A.nrows; i++)
-            b[i] = kt_rand_uniform(&s);
+        double *b = kt_rand_vector(A.nrows, &s);
         cg_fused_against_separate(c, &A, b, specs[p]);
         if (g) cg_fused_against_separate(g, &A, b, specs[p]);
         free(b);

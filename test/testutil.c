@@ -97,6 +97,15 @@ double kt_rand_uniform(uint64_t *s)
     return (double)(kt_rand_u64(s) >> 11) * 0x1.0p-52 - 1.0;
 }
 
+double *kt_rand_vector(int32_t n, uint64_t *state)
+{
+    double *v = malloc(((size_t)n + 1) * sizeof *v);
+    ck_assert_ptr_nonnull(v);
+    for (int32_t i = 0; i < n; i++)
+        v[i] = kt_rand_uniform(state);
+    return v;
+}
+
 static int cmp_i32(const void *a, const void *b)
 {
     int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;

@@ -42,6 +42,9 @@ kr_ctx *kt_gpu_or_skip(const char *test);
 /* Deterministic pseudo-random numbers (splitmix64). */
 uint64_t kt_rand_u64(uint64_t *state);
 double kt_rand_uniform(uint64_t *state); /* in [-1, 1) */
+/* n values of kt_rand_uniform in a new array (free()); the test fails if
+ * there is no memory. */
+double *kt_rand_vector(int32_t n, uint64_t *state);
 
 /* A random n x m sparse matrix with about `per_row` entries per row, the
  * diagonal included and made dominant when `dominant` (so it is solvable). */
