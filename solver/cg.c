@@ -115,13 +115,14 @@ static kr_status cg_enqueue(void *arg)
     kr_ctx *ctx = a->ctx;
     const kr_backend_ops *op = ctx->ops;
     const kr_format_ops *f = a->A->ops;
-    for (int i = 0; i < c->nb && c->pn; i++) {
-        KR_TRY(
-            f->cg_dir_apply(ctx, a->A->impl, c->zk, c->p, c->pn, c->q, c->s));
-        KR_TRY(op->cg_update_keep(ctx, a->n, c->pn, c->q, a->x, c->r, c->d,
-                                  c->z, c->p, c->s));
-    }
-    for (int i = 0; i < c->nb && !c->pn; i++) {
+    for (int i = 0; i < c->nb; i++) {
+        if (c->pn) { /* the fused step: two launches */
+            KR_TRY(f->cg_dir_apply(ctx, a->A->impl, c->zk, c->p, c->pn, c->q,
+                                   c->s));
+            KR_TRY(op->cg_update_keep(ctx, a->n, c->pn, c->q, a->x, c->r, c->d,
+                                      c->z, c->p, c->s));
+            continue;
+        }
         KR_TRY(kr_spmv(a, 1.0, c->p, 0.0, c->q));
         KR_TRY(op->cg_step(ctx, a->n, c->p, c->q, a->x, c->r, c->d, c->z, c->zk,
                            c->s));

@@ -443,18 +443,14 @@ START_TEST(devbuild_switch)
     ck_assert_int_eq(kr_ctx_set_build(c, KR_BUILD_AUTO), KR_OK);
     ck_assert_int_eq(kr_ctx_build(c), KR_BUILD_AUTO);
     kr_ctx_destroy(c);
-    setenv("KRYLOV_BUILD", "device", 1);
-    ck_assert_int_eq(kr_ctx_create(&c, KR_DEVICE_CPU), KR_OK);
-    ck_assert_int_eq(kr_ctx_build(c), KR_BUILD_DEVICE);
-    kr_ctx_destroy(c);
-    setenv("KRYLOV_BUILD", "auto", 1);
-    ck_assert_int_eq(kr_ctx_create(&c, KR_DEVICE_CPU), KR_OK);
-    ck_assert_int_eq(kr_ctx_build(c), KR_BUILD_AUTO);
-    kr_ctx_destroy(c);
-    setenv("KRYLOV_BUILD", "host", 1);
-    ck_assert_int_eq(kr_ctx_create(&c, KR_DEVICE_CPU), KR_OK);
-    ck_assert_int_eq(kr_ctx_build(c), KR_BUILD_HOST);
-    kr_ctx_destroy(c);
+    const char *names[] = {"device", "auto", "host"};
+    const kr_build builds[] = {KR_BUILD_DEVICE, KR_BUILD_AUTO, KR_BUILD_HOST};
+    for (int i = 0; i < 3; i++) {
+        setenv("KRYLOV_BUILD", names[i], 1);
+        ck_assert_int_eq(kr_ctx_create(&c, KR_DEVICE_CPU), KR_OK);
+        ck_assert_int_eq(kr_ctx_build(c), builds[i]);
+        kr_ctx_destroy(c);
+    }
     setenv("KRYLOV_BUILD", "gpu", 1);
     ck_assert_int_eq(kr_ctx_create(&c, KR_DEVICE_CPU), KR_ERR_ARG);
     ck_assert_ptr_nonnull(strstr(kr_ctx_error(c), "KRYLOV_BUILD is 'gpu'"));
