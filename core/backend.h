@@ -41,8 +41,15 @@ static inline KR_HOST_DEVICE double kr_hash_uniform(uint64_t seed, int64_t i)
 /* Most columns a multi-column op takes (a column mask is 64 bits). */
 #define KR_MULTI_MAX KR_MULTI_MAX_COLUMNS
 
-/* Iterations a method may run on the device between two readbacks. */
-#define KR_BATCH_MAX 16
+/* Iterations a method may run on the device between two readbacks (the
+ * size of kr_dev_head's ring of norms). A batch's readback leaves the GPU
+ * idle for a host round trip, but longer batches of CG, BiCGSTAB and
+ * IDR(s) measured no faster on an H100 (bcsstk18, 2026-11-27: 16 and 64
+ * alike, and slower on short solves, whose first batches are launched
+ * one kernel at a time before graph replay starts): they stop at
+ * KR_BATCH_DEFAULT. GMRES runs its later cycles whole (m <= 64 steps). */
+#define KR_BATCH_MAX 64
+#define KR_BATCH_DEFAULT 16
 
 /* Why a device-side iteration stopped (kr_dev_head.stop). */
 enum {

@@ -26,6 +26,7 @@ typedef struct kr_cuda_state {
     double *d_scratch;  /* KR_CUDA_SCRATCH doubles of device memory */
     double *h_scratch;  /* KR_CUDA_SCRATCH doubles of pinned host memory */
     int sm_count;
+    int pdl; /* launch with programmatic dependence (KRYLOV_PDL=0: off) */
     /* Pinned staging of the device build's uploads (spmv/devbuild.cu):
      * two buffers taking turns, made on the first upload that stages and
      * kept, since making them (cudaHostAlloc) costs more than a 4 MiB
@@ -64,6 +65,53 @@ kr_status kr_cuda_fail(kr_ctx *ctx, const char *call, const char *what,
 
 /* After a kernel launch: launch-configuration errors surface here. */
 #define KR_LAUNCH_CHECK(ctx) KR_CUDA_TRY(ctx, cudaGetLastError())
+
+/* Programmatic dependent launch (sm_90): a kernel launched with
+ * kr_launch_pdl may be scheduled while the kernel before it in the stream
+ * still runs, which hides part of a launch's latency between the short
+ * kernels of a small system's iteration (measured on an H100: two
+ * dependent reduction kernels, 4.0 us a pair plain, 3.7 us so).
+ * Such a kernel must call kr_pdl_wait before it touches global memory
+ * that an earlier kernel writes: that waits for the kernel before it to
+ * finish and its writes to be visible, so stream order holds as without
+ * the attribute. Before the wait it may only read what no kernel of the
+ * solve writes (the matrix, the Jacobi diagonal). kr_pdl_begin is the
+ * wait, then letting its own successor be scheduled (which waits in
+ * turn). Without the attribute both are no-ops. */
+static __device__ __forceinline__ void kr_pdl_wait(void)
+{
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+}
+
+static __device__ __forceinline__ void kr_pdl_begin(void)
+{
+    kr_pdl_wait();
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+}
+
+/* kernel<<<grid, block, 0, stream>>>(args...), with programmatic
+ * dependence when the context allows it; only for kernels that start with
+ * kr_pdl_begin. */
+template <typename... Params, typename... Args>
+static cudaError_t kr_launch_pdl(const kr_cuda_state *st, unsigned grid,
+                                 unsigned block, void (*kernel)(Params...),
+                                 Args &&...args)
+{
+    cudaLaunchAttribute attr;
+    attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attr.val.programmaticStreamSerializationAllowed = 1;
+    cudaLaunchConfig_t c = {};
+    c.gridDim = dim3(grid);
+    c.blockDim = dim3(block);
+    c.stream = st->stream;
+    c.attrs = &attr;
+    c.numAttrs = st->pdl ? 1 : 0;
+    return cudaLaunchKernelEx(&c, kernel, static_cast<Args &&>(args)...);
+}
+
+#define KR_LAUNCH_PDL(ctx, grid, block, kernel, ...)                           \
+    KR_CUDA_TRY(ctx, kr_launch_pdl(kr_cuda(ctx), (unsigned)(grid), block,      \
+                                   kernel, __VA_ARGS__))
 
 /* Blocks for a grid-stride loop over n entries. */
 static inline int kr_grid(int64_t n, int block)

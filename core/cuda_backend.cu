@@ -174,6 +174,7 @@ __global__ void k_axpy2(int32_t n, double a, const double *p, double *x,
 __global__ void k_pointwise(int32_t n, const double *d, const double *x,
                             double *y)
 {
+    kr_pdl_begin();
     GRID_STRIDE(i, n) y[i] = d[i] * x[i];
 }
 
@@ -188,6 +189,14 @@ __global__ void k_fill_random(int32_t n, uint64_t seed, double *x)
             kernel<<<kr_grid(n, BLOCK), BLOCK, 0, kr_cuda(ctx)->stream>>>(     \
                 __VA_ARGS__);                                                  \
         KR_LAUNCH_CHECK(ctx);                                                  \
+    } while (0)
+
+/* LAUNCH with programmatic dependence (kernels that start with
+ * kr_pdl_begin: core/cuda.h) */
+#define LAUNCH_PDL(ctx, n, kernel, ...)                                        \
+    do {                                                                       \
+        if ((n) > 0)                                                           \
+            KR_LAUNCH_PDL(ctx, kr_grid(n, BLOCK), BLOCK, kernel, __VA_ARGS__); \
     } while (0)
 
 static kr_status cu_fill(kr_ctx *ctx, int32_t n, double a, double *x)
@@ -227,7 +236,7 @@ static kr_status cu_axpy2(kr_ctx *ctx, int32_t n, double a, const double *p,
 static kr_status cu_pointwise(kr_ctx *ctx, int32_t n, const double *d,
                               const double *x, double *y)
 {
-    LAUNCH(ctx, n, k_pointwise, n, d, x, y);
+    LAUNCH_PDL(ctx, n, k_pointwise, n, d, x, y);
     return KR_OK;
 }
 
@@ -261,14 +270,18 @@ __device__ void xr_pass(int32_t n, double a, const double *__restrict__ p,
 {
     GRID_STRIDE(i, n)
     {
-        const double pi = p[i];
-        x[i] += a * pi;
+        /* every load before the first store: x, r and z may alias as far
+         * as the compiler knows, so a store would hold the next load back
+         * a memory round trip */
+        const double pi = p[i], qi = q[i], xi = x[i], r0 = r[i];
+        const double di = d ? d[i] : 0.0;
+        x[i] = xi + a * pi;
         if (keep) keep[i] = pi;
-        double ri = r[i] - a * q[i];
+        double ri = r0 - a * qi;
         r[i] = ri;
         double zi = ri;
         if (d) {
-            zi = d[i] * ri;
+            zi = di * ri;
             z[i] = zi;
         }
         *rz += ri * zi;
@@ -417,11 +430,12 @@ __global__ void k_cg_alpha(int32_t n, const double *__restrict__ p,
                            double *partial)
 {
     __shared__ double sh[BLOCK / 32];
+    kr_pdl_begin();
     if (s->h.stop) return;
     double v = 0.0;
     GRID_STRIDE(i, n) v += p[i] * q[i];
-    if (grid_totals(&v, NULL, 0, partial, &s->h.ticket, sh) && threadIdx.x == 0)
-        kr_cg_dev_alpha(s, v);
+    if (grid_totals(&v, NULL, 0, partial, &s->h.ticket, sh))
+        step_in_shared(s, [=](kr_cg_dev *c) { kr_cg_dev_alpha(c, v); });
 }
 
 __global__ void k_cg_update(int32_t n, const double *__restrict__ p,
@@ -430,11 +444,12 @@ __global__ void k_cg_update(int32_t n, const double *__restrict__ p,
                             double *keep, kr_cg_dev *s, double *partial)
 {
     __shared__ double sh[BLOCK / 32];
+    kr_pdl_begin();
     if (s->h.stop) return;
     double rz = 0.0, rr = 0.0;
     xr_pass(n, s->alpha, p, q, x, r, d, z, &rz, &rr, keep);
-    if (grid_totals(&rz, &rr, 1, partial, &s->h.ticket, sh) && threadIdx.x == 0)
-        kr_cg_dev_update(s, rz, rr);
+    if (grid_totals(&rz, &rr, 1, partial, &s->h.ticket, sh))
+        step_in_shared(s, [=](kr_cg_dev *c) { kr_cg_dev_update(c, rz, rr); });
 }
 
 /* one = 1.0 comes as an argument, so that the expressions here compile
@@ -444,6 +459,7 @@ __global__ void k_cg_direction(int32_t n, double one,
                                const double *__restrict__ z, double *p,
                                const kr_cg_dev *s)
 {
+    kr_pdl_begin();
     if (s->h.stop) return;
     double b = s->beta;
     GRID_STRIDE(i, n) p[i] = one * z[i] + b * p[i];
@@ -459,9 +475,8 @@ static kr_status cu_cg_alpha(kr_ctx *ctx, int32_t n, const double *p,
                              const double *q, kr_cg_dev *s)
 {
     kr_cuda_state *st = kr_cuda(ctx);
-    k_cg_alpha<<<red_blocks(n), BLOCK, 0, st->stream>>>(
-        n, p, q, s, st->d_scratch + KR_MAX_DOTS);
-    KR_LAUNCH_CHECK(ctx);
+    KR_LAUNCH_PDL(ctx, red_blocks(n), BLOCK, k_cg_alpha, n, p, q, s,
+                  st->d_scratch + KR_MAX_DOTS);
     return KR_OK;
 }
 
@@ -470,9 +485,8 @@ static kr_status cu_cg_update(kr_ctx *ctx, int32_t n, const double *p,
                               const double *d, double *z, kr_cg_dev *s)
 {
     kr_cuda_state *st = kr_cuda(ctx);
-    k_cg_update<<<red_blocks(n), BLOCK, 0, st->stream>>>(
-        n, p, q, x, r, d, z, NULL, s, st->d_scratch + KR_MAX_DOTS);
-    KR_LAUNCH_CHECK(ctx);
+    KR_LAUNCH_PDL(ctx, red_blocks(n), BLOCK, k_cg_update, n, p, q, x, r, d, z,
+                  (double *)NULL, s, st->d_scratch + KR_MAX_DOTS);
     return KR_OK;
 }
 
@@ -482,16 +496,15 @@ static kr_status cu_cg_update_keep(kr_ctx *ctx, int32_t n, const double *p,
                                    kr_cg_dev *s)
 {
     kr_cuda_state *st = kr_cuda(ctx);
-    k_cg_update<<<red_blocks(n), BLOCK, 0, st->stream>>>(
-        n, p, q, x, r, d, z, keep, s, st->d_scratch + KR_MAX_DOTS);
-    KR_LAUNCH_CHECK(ctx);
+    KR_LAUNCH_PDL(ctx, red_blocks(n), BLOCK, k_cg_update, n, p, q, x, r, d, z,
+                  keep, s, st->d_scratch + KR_MAX_DOTS);
     return KR_OK;
 }
 
 static kr_status cu_cg_direction(kr_ctx *ctx, int32_t n, const double *z,
                                  double *p, kr_cg_dev *s)
 {
-    LAUNCH(ctx, n, k_cg_direction, n, 1.0, z, p, s);
+    LAUNCH_PDL(ctx, n, k_cg_direction, n, 1.0, z, p, s);
     return KR_OK;
 }
 
@@ -515,18 +528,19 @@ __global__ void k_bcgs_alpha(int32_t n, const double *__restrict__ rh,
                              double *partial)
 {
     __shared__ double sh[BLOCK / 32];
+    kr_pdl_begin();
     if (s->h.stop) return;
     double acc = 0.0;
     GRID_STRIDE(i, n) acc += rh[i] * v[i];
-    if (grid_totals(&acc, NULL, 0, partial, &s->h.ticket, sh) &&
-        threadIdx.x == 0)
-        kr_bcgs_dev_alpha(s, acc);
+    if (grid_totals(&acc, NULL, 0, partial, &s->h.ticket, sh))
+        step_in_shared(s, [=](kr_bcgs_dev *c) { kr_bcgs_dev_alpha(c, acc); });
 }
 
 __global__ void k_bcgs_s(int32_t n, const double *__restrict__ v, double *r,
                          kr_bcgs_dev *s, double *partial)
 {
     __shared__ double sh[BLOCK / 32];
+    kr_pdl_begin();
     if (s->h.stop) return;
     double a = -s->alpha, ss = 0.0;
     GRID_STRIDE(i, n)
@@ -535,9 +549,8 @@ __global__ void k_bcgs_s(int32_t n, const double *__restrict__ v, double *r,
         r[i] = ri;
         ss += ri * ri;
     }
-    if (grid_totals(&ss, NULL, 0, partial, &s->h.ticket, sh) &&
-        threadIdx.x == 0)
-        kr_bcgs_dev_s(s, ss);
+    if (grid_totals(&ss, NULL, 0, partial, &s->h.ticket, sh))
+        step_in_shared(s, [=](kr_bcgs_dev *c) { kr_bcgs_dev_s(c, ss); });
 }
 
 /* t.r and t.t over the grid (cu_dots' order), valid in thread 0 of the
@@ -562,11 +575,12 @@ __global__ void k_bcgs_omega(int32_t n, const double *__restrict__ t,
                              double *partial)
 {
     __shared__ double sh[BLOCK / 32];
+    kr_pdl_begin();
     if (s->h.stop) return;
     double ts, tt;
-    if (grid_omega_dots(n, t, r, &ts, &tt, &s->h.ticket, partial, sh) &&
-        threadIdx.x == 0)
-        kr_bcgs_dev_omega(s, ts, tt);
+    if (grid_omega_dots(n, t, r, &ts, &tt, &s->h.ticket, partial, sh))
+        step_in_shared(s,
+                       [=](kr_bcgs_dev *c) { kr_bcgs_dev_omega(c, ts, tt); });
 }
 
 __global__ void k_bcgs_update(int32_t n, double one,
@@ -577,6 +591,7 @@ __global__ void k_bcgs_update(int32_t n, double one,
                               double *r, kr_bcgs_dev *s, double *partial)
 {
     __shared__ double sh[BLOCK / 32];
+    kr_pdl_begin();
     int stop = s->h.stop;
     double alpha = s->alpha, omega = s->omega, momega = -omega;
     if (stop == KR_DEV_STOP_S_PENDING) {
@@ -595,9 +610,9 @@ __global__ void k_bcgs_update(int32_t n, double one,
         rr += ri * ri;
         rho += rh[i] * ri;
     }
-    if (grid_totals(&rr, &rho, 1, partial, &s->h.ticket, sh) &&
-        threadIdx.x == 0)
-        kr_bcgs_dev_update(s, rr, rho);
+    if (grid_totals(&rr, &rho, 1, partial, &s->h.ticket, sh))
+        step_in_shared(s,
+                       [=](kr_bcgs_dev *c) { kr_bcgs_dev_update(c, rr, rho); });
 }
 
 __global__ void k_bcgs_direction(int32_t n, double one,
@@ -605,6 +620,7 @@ __global__ void k_bcgs_direction(int32_t n, double one,
                                  const double *__restrict__ v, double *p,
                                  const kr_bcgs_dev *s)
 {
+    kr_pdl_begin();
     if (s->h.stop) return;
     double b = s->beta, c = -s->beta * s->omega;
     GRID_STRIDE(i, n) p[i] = one * r[i] + c * v[i] + b * p[i];
@@ -613,9 +629,8 @@ __global__ void k_bcgs_direction(int32_t n, double one,
 #define RED_LAUNCH(ctx, kernel, ...)                                           \
     do {                                                                       \
         kr_cuda_state *st_ = kr_cuda(ctx);                                     \
-        kernel<<<red_blocks(n), BLOCK, 0, st_->stream>>>(                      \
-            __VA_ARGS__, st_->d_scratch + KR_MAX_DOTS);                        \
-        KR_LAUNCH_CHECK(ctx);                                                  \
+        KR_LAUNCH_PDL(ctx, red_blocks(n), BLOCK, kernel, __VA_ARGS__,          \
+                      st_->d_scratch + KR_MAX_DOTS);                           \
     } while (0)
 
 static kr_status cu_bcgs_alpha(kr_ctx *ctx, int32_t n, const double *rh,
@@ -651,7 +666,7 @@ static kr_status cu_bcgs_update(kr_ctx *ctx, int32_t n, const double *ph,
 static kr_status cu_bcgs_direction(kr_ctx *ctx, int32_t n, const double *r,
                                    const double *v, double *p, kr_bcgs_dev *s)
 {
-    LAUNCH(ctx, n, k_bcgs_direction, n, 1.0, r, v, p, s);
+    LAUNCH_PDL(ctx, n, k_bcgs_direction, n, 1.0, r, v, p, s);
     return KR_OK;
 }
 
@@ -773,6 +788,7 @@ __global__ void k_idr_h(int32_t n, int k, const double *__restrict__ P,
                         double *partial)
 {
     __shared__ double sh[BLOCK / 32], tot[IDR_S];
+    kr_pdl_begin();
     if (st->h.stop) return;
     const double *g = G + (int64_t)k * n;
     double acc[IDR_S];
@@ -801,6 +817,7 @@ __global__ void k_idr_orth(int32_t n, int k, const double *__restrict__ P,
                            double *partial)
 {
     __shared__ double sh[BLOCK / 32], ch[IDR_S], tot[IDR_S];
+    kr_pdl_begin();
     if (st->h.stop) return;
     int s = st->s, m = s - k;
     if (k > 0) idr_coeffs(ch, kr_idr_dev_hv(st), k, -1.0);
@@ -836,6 +853,7 @@ __global__ void k_idr_omega(int32_t n, const double *__restrict__ v,
                             double *partial)
 {
     __shared__ double sh[BLOCK / 32];
+    kr_pdl_begin();
     if (st->h.stop) return;
     double tr, tt;
     if (grid_omega_dots(n, v, r, &tr, &tt, &st->h.ticket, partial, sh) &&
@@ -852,6 +870,7 @@ __global__ void k_idr_update(int32_t n, int k, const double *__restrict__ p,
                              double *partial)
 {
     __shared__ double sh[BLOCK / 32], tot[IDR_S + 1];
+    kr_pdl_begin();
     if (st->h.stop) return;
     int s = st->s, nf = k == s ? s : 0;
     double a = k < s ? st->beta : st->om, acc[IDR_S + 1];
@@ -1164,6 +1183,7 @@ __global__ void k_gm_step(int32_t n, const double *__restrict__ v, kr_gm_dev *s,
                           double *partial)
 {
     __shared__ double sh[BLOCK / 32];
+    kr_pdl_begin();
     if (s->h.stop) return;
     double acc = 0.0;
     GRID_STRIDE(i, n) acc += v[i] * v[i];
@@ -1862,6 +1882,8 @@ kr_status kr_cuda_backend_init(kr_ctx *ctx)
     if (!st) return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
     ctx->backend = st;
     st->sm_count = prop.multiProcessorCount;
+    const char *pdl = getenv("KRYLOV_PDL");
+    st->pdl = prop.major >= 9 && !(pdl && !strcmp(pdl, "0"));
     kr_status s = create_handles(ctx, st);
     if (s != KR_OK) {
         kr_cuda_backend_fini(ctx);

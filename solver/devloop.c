@@ -2,21 +2,28 @@
  * (kr_dev_head, core/backend.h): enqueue a batch of iterations, read the
  * state back once, and run the stopping test, the monitor and the history
  * on each norm the batch recorded, as a per-iteration loop would. Batches
- * grow 1, 2, 4, ... up to KR_BATCH_MAX iterations (one at a time when a
- * monitor is set, since a monitor may stop the solve; an interrupt is
- * honoured at the last iteration of a batch). Iterations after the
- * device's own test fired do nothing, so x, the reason and the count are
- * those of the per-iteration loop; the extra launches cost a few
- * microseconds each. Full batches after the first two are replayed from a
- * CUDA graph captured once per run (ops->replay; one per phase for a
- * method whose iterations differ along a period, as IDR(s)'s cycle),
- * unless the operator or the preconditioner is the user's: a callback may
- * do what a capture cannot. */
+ * grow 1, 2, 4, ... up to KR_BATCH_DEFAULT iterations (one at a
+ * time when a monitor is set, since a monitor may stop the solve; an interrupt
+ * is honoured at the last iteration of a batch). Iterations after the device's
+ * own test fired do nothing, so x, the reason and the count are those of the
+ * per-iteration loop; the extra launches cost a few microseconds each. Full
+ * batches after the first two are replayed from a CUDA graph captured once per
+ * run (ops->replay; one per phase for a method whose iterations differ along a
+ * period, as IDR(s)'s cycle), unless the operator or the preconditioner is the
+ * user's: a callback may do what a capture cannot. */
 #include "core/error.h"
 #include "solver/solver.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
+
+int kr_dev_batch_cap(int usual)
+{
+    const char *env = getenv("KRYLOV_BATCH");
+    int cap = env ? atoi(env) : usual;
+    return cap >= 1 && cap <= KR_BATCH_MAX ? cap : usual;
+}
 
 void kr_dev_head_init(const kr_solve_args *a, kr_dev_head *h)
 {
@@ -71,19 +78,21 @@ kr_status kr_dev_loop_run(kr_solve_args *a, kr_result *res, kr_dev_loop *L)
                        L->name, period, KR_DEV_MAX_PERIOD);
     void *slot[KR_DEV_MAX_PERIOD] = {NULL};
     int it = 0, done = 0, batch = 1, full = 0, sent = 0;
+    const int cap = kr_dev_batch_cap(KR_BATCH_DEFAULT);
     kr_status st = KR_OK;
     while (st == KR_OK && res->reason == KR_ITERATING) {
         int left = a->opt->maxit - (a->it0 + it), ph = sent % period;
         *L->nb = batch < left ? batch : left;
         if (L->phase) *L->phase = ph;
-        if (graph && *L->nb == KR_BATCH_MAX && ++full > 2)
+        if (graph && *L->nb == cap && ++full > 2)
             st = op->replay(ctx, &slot[ph], L->enqueue, L->arg);
         else
             st = L->enqueue(L->arg);
         sent += *L->nb;
         if (st == KR_OK) st = op->download(ctx, L->host, a->dstate, L->bytes);
         if (st == KR_OK) st = account(a, res, L, &done, &it);
-        if (!a->opt->monitor && batch < KR_BATCH_MAX) batch *= 2;
+        if (!a->opt->monitor && batch < cap)
+            batch = 2 * batch < cap ? 2 * batch : cap;
     }
     for (int i = 0; i < period; i++)
         op->replay_free(ctx, slot[i]);

@@ -254,7 +254,12 @@ static kr_status cycle_dev(kr_solve_args *a, kr_result *res, gm_host *w,
     KR_TRY(op->upload(ctx, dg, &beta, sizeof beta));
     *happy = 0;
     gg->cycle++;
-    int done = 0, end = 0, batch = 1;
+    /* The first cycle's batches grow as kr_dev_loop_run's; later cycles
+     * run whole (or as much as the cap allows), one readback a cycle:
+     * at most m - 1 steps that do nothing at the end of the solve. */
+    const int cap = kr_dev_batch_cap(KR_BATCH_MAX);
+    int done = 0, end = 0;
+    int batch = gg->cycle > 1 && !a->opt->monitor ? cap : 1;
     for (int bi = 0; !end; bi++) {
         int left = a->opt->maxit - (a->it0 + *it);
         c.nb = batch < left ? batch : left;
@@ -263,7 +268,8 @@ static kr_status cycle_dev(kr_solve_args *a, kr_result *res, gm_host *w,
         KR_TRY(op->download(ctx, &hs, c.s, sizeof hs));
         KR_TRY(gm_account(a, res, &hs, &done, it, &end, happy));
         c.j0 += c.nb;
-        if (!a->opt->monitor && batch < KR_BATCH_MAX) batch *= 2;
+        if (!a->opt->monitor && batch < cap)
+            batch = 2 * batch < cap ? 2 * batch : cap;
     }
     int k = hs.j;
     if (k == 0 || res->reason == KR_DIVERGED_NANORINF) return KR_OK;

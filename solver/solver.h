@@ -155,6 +155,9 @@ typedef struct kr_dev_loop {
 /* The thresholds of kr_solver_check as the device tests them (the same
  * products, so the same doubles); a->r0norm must be set. */
 void kr_dev_head_init(const kr_solve_args *a, kr_dev_head *h);
+/* The longest batch of device iterations: `usual` (at most KR_BATCH_MAX),
+ * or KRYLOV_BATCH's value (1..KR_BATCH_MAX, for benchmarks that compare). */
+int kr_dev_batch_cap(int usual);
 kr_status kr_dev_loop_run(kr_solve_args *a, kr_result *res, kr_dev_loop *L);
 
 /* Shorthands for the backend kernels on arrays of length n. */

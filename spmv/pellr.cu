@@ -150,6 +150,7 @@ __global__ void __launch_bounds__(PELLR_BLOCK)
     pellr_spmv(const pellr_args a, const double *__restrict__ x, double alpha,
                double beta, double *__restrict__ y)
 {
+    kr_pdl_begin();
     if ((int32_t)blockIdx.x < a.ntiles) { /* uniform over the block */
         long_tile(a, x);
         return;
@@ -190,31 +191,34 @@ __global__ void __launch_bounds__(PELLR_BLOCK)
 {
     __shared__ double sums[PELLR_WARPS][32];
     __shared__ double sh[PELLR_WARPS];
-    if (s->h.stop) return; /* set by an earlier launch: uniform */
-    const double b = s->beta;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int T = a.slice_warps, t = warp % T;
     const int64_t sl = (int64_t)blockIdx.x * (PELLR_WARPS / T) + warp / T;
     const int64_t k = sl * 32 + lane;
+    const bool own = t == 0 && sl < a.nslices && k < a.n; /* writes row r */
+    /* the matrix is no earlier kernel's output: read before the wait */
+    const int32_t len = sl < a.nslices ? a.rl[k] : 0;
+    const int32_t r = own ? a.perm[k] : 0;
+    const int64_t base = sl < a.nslices ? a.off[sl] + lane : 0;
+    kr_pdl_begin();
+    if (s->h.stop) return; /* set by an earlier launch: uniform */
+    const double b = s->beta;
+    double pr = 0.0, zr = 0.0;
+    if (own) pr = p[r], zr = z[r]; /* issued before the row's gathers */
     double sum = 0.0, dot = 0.0;
-    if (sl < a.nslices) {
-        const int32_t len = a.rl[k];
-        const double *v = a.val + a.off[sl] + lane;
-        const int32_t *c = a.col + a.off[sl] + lane;
+    const double *v = a.val + base;
+    const int32_t *c = a.col + base;
 #pragma unroll 4
-        for (int32_t j = t; j < len; j += T) {
-            const int32_t cj = c[(int64_t)j * 32];
-            sum +=
-                v[(int64_t)j * 32] * __fma_rn(b, __ldg(p + cj), __ldg(z + cj));
-        }
+    for (int32_t j = t; j < len; j += T) {
+        const int32_t cj = c[(int64_t)j * 32];
+        sum += v[(int64_t)j * 32] * __fma_rn(b, __ldg(p + cj), __ldg(z + cj));
     }
     sums[warp][lane] = sum;
     __syncthreads();
-    if (t == 0 && sl < a.nslices && k < a.n) {
+    if (own) {
         for (int i = 1; i < T; i++)
             sum += sums[warp + i][lane];
-        const int32_t r = a.perm[k];
-        const double pr = __fma_rn(b, p[r], z[r]);
+        pr = __fma_rn(b, pr, zr);
         pn[r] = pr;
         q[r] = sum;
         dot = pr * sum;
@@ -223,7 +227,7 @@ __global__ void __launch_bounds__(PELLR_BLOCK)
     if (threadIdx.x == 0) partial[blockIdx.x] = dot;
     if (!last_block(&s->h.ticket)) return;
     dot = final_sum(gridDim.x, partial, sh);
-    if (threadIdx.x == 0) kr_cg_dev_alpha(s, dot);
+    step_in_shared(s, [=](kr_cg_dev *c) { kr_cg_dev_alpha(c, dot); });
 }
 
 /* y = alpha*A*x + beta*y for the rows of the long slices: the tile sums of
@@ -232,6 +236,7 @@ __global__ void __launch_bounds__(PELLR_BLOCK)
     pellr_long_finish(const pellr_args a, double alpha, double beta,
                       double *__restrict__ y)
 {
+    kr_pdl_begin();
     const int64_t k = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (k >= (int64_t)a.nlong * 32) return;
     const int64_t s = k >> 5;
@@ -390,18 +395,14 @@ static kr_status pellr_gpu_apply(kr_ctx *ctx, void *impl, double alpha,
                           m->slice_warps, m->perm,    m->rl,    m->off,
                           m->val,         m->col,     m->tile,  m->tile_start,
                           m->part};
-    cudaStream_t stream = kr_cuda(ctx)->stream;
     int64_t per_block = PELLR_WARPS / m->slice_warps;
     int64_t ordinary = m->nslices - m->nlong;
-    unsigned blocks =
-        (unsigned)(m->ntiles + (ordinary + per_block - 1) / per_block);
-    pellr_spmv<<<blocks, PELLR_BLOCK, 0, stream>>>(a, x, alpha, beta, y);
-    KR_LAUNCH_CHECK(ctx);
+    int64_t blocks = m->ntiles + (ordinary + per_block - 1) / per_block;
+    KR_LAUNCH_PDL(ctx, blocks, PELLR_BLOCK, pellr_spmv, a, x, alpha, beta, y);
     if (m->nlong == 0) return KR_OK;
-    blocks =
-        (unsigned)(((int64_t)m->nlong * 32 + PELLR_BLOCK - 1) / PELLR_BLOCK);
-    pellr_long_finish<<<blocks, PELLR_BLOCK, 0, stream>>>(a, alpha, beta, y);
-    KR_LAUNCH_CHECK(ctx);
+    blocks = ((int64_t)m->nlong * 32 + PELLR_BLOCK - 1) / PELLR_BLOCK;
+    KR_LAUNCH_PDL(ctx, blocks, PELLR_BLOCK, pellr_long_finish, a, alpha, beta,
+                  y);
     return KR_OK;
 }
 
@@ -444,9 +445,8 @@ static kr_status pellr_gpu_cg_dir_apply(kr_ctx *ctx, void *impl,
                           m->val,         m->col,     m->tile,  m->tile_start,
                           m->part};
     kr_cuda_state *st = kr_cuda(ctx);
-    pellr_cg_dir<<<(unsigned)cg_dir_blocks(m), PELLR_BLOCK, 0, st->stream>>>(
-        a, z, p, pn, q, s, st->d_scratch + KR_MAX_DOTS);
-    KR_LAUNCH_CHECK(ctx);
+    KR_LAUNCH_PDL(ctx, cg_dir_blocks(m), PELLR_BLOCK, pellr_cg_dir, a, z, p, pn,
+                  q, s, st->d_scratch + KR_MAX_DOTS);
     return KR_OK;
 }
 

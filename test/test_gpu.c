@@ -246,6 +246,40 @@ START_TEST(cg_fused_step)
 }
 END_TEST
 
+/* Programmatic dependent launch (KRYLOV_PDL, read when a context is made)
+ * changes when a kernel may start, never what it computes: every method,
+ * PELLR with Jacobi, gives the same iterations and the same x bit for bit
+ * with it on (the default) and off. */
+START_TEST(pdl_same_iterates)
+{
+    kr_ctx *on = kt_gpu_or_skip("pdl_same_iterates");
+    if (!on) return;
+    setenv("KRYLOV_PDL", "0", 1);
+    kr_ctx *off = kt_gpu_or_skip("pdl_same_iterates (off)");
+    unsetenv("KRYLOV_PDL");
+    kr_csr A;
+    ck_assert_int_eq(kr_generate(on, "elasticity3d:6", &A), KR_OK);
+    uint64_t seed = (uint64_t)kr_wtime();
+    printf("pdl_same_iterates: seed %llu\n", (unsigned long long)seed);
+    double *b = kt_rand_vector(A.nrows, &seed);
+    for (const char *const *m = kr_method_names(); *m; m++) {
+        run a, u;
+        solve_on(on, &A, b, *m, "pellr", "jacobi", &a);
+        solve_on(off, &A, b, *m, "pellr", "jacobi", &u);
+        printf("pdl_same_iterates: %s %d iterations with PDL, %d without\n", *m,
+               a.res.iterations, u.res.iterations);
+        ck_assert_int_eq(a.res.iterations, u.res.iterations);
+        ck_assert(memcmp(a.x, u.x, (size_t)A.nrows * sizeof *a.x) == 0);
+        free(a.x);
+        free(u.x);
+    }
+    free(b);
+    kr_csr_free(&A);
+    kr_ctx_destroy(on);
+    kr_ctx_destroy(off);
+}
+END_TEST
+
 /* Right-hand sides whose sums of squares under- or overflow (entries near
  * 1e-170 and 1e200, random): the GPU's scaled norms and scaled solve agree
  * with the CPU's, every method. */
@@ -389,6 +423,7 @@ int main(void)
     tcase_add_test(tc, gpu_auto_formats);
     tcase_add_test(tc, gpu_default_format_solves);
     tcase_add_test(tc, cg_fused_step);
+    tcase_add_test(tc, pdl_same_iterates);
     suite_add_tcase(s, tc);
     return kt_run(s);
 }
