@@ -11,10 +11,14 @@
  * batches in solver/devloop.c): step k is the SpMV and four ops (u_k,
  * which a diagonal preconditioner joins, else v, the preconditioner and
  * u_k; for k > 0, h = P^T g_k with its triangular solve; g_k and u_k
- * orthogonalised with M's new column in the same pass; the x and r update
- * with the stopping test and the next c), the dimension reduction the
- * SpMV and two (omega; the update, with the next f = P^T r in the same
- * pass), and no host round trip. Larger s keep the host path below. */
+ * orthogonalised with M's new column in the same pass, which also makes
+ * beta and the next step's f and c; the x and r update with the stopping
+ * test), the dimension reduction the SpMV and two (omega; the update,
+ * with the next f = P^T r in the same pass), and no host round trip.
+ * With a diagonal preconditioner step k's update also makes u_{k+1}
+ * (idr_update_vu; KRYLOV_IDR_FUSED=0 turns this off, for the tests that
+ * compare), so a cycle of s+1 mat-vecs is 3s+2 launches besides its
+ * SpMVs on the GPU, not 4s+1. Larger s keep the host path below. */
 #include "core/error.h"
 #include "solver/multi.h"
 #include "solver/solver.h"
@@ -172,6 +176,8 @@ typedef struct idr_batch {
     const double *diag; /* the preconditioner's diagonal (NULL: identity) */
     int fused;          /* the preconditioner is diagonal: fused into the
                            vector ops */
+    int chain;          /* fused, and step k's update makes u_{k+1}
+                           (idr_update_vu) */
     kr_idr_dev *st;     /* backend memory */
     int s, nb, phase;   /* phase: the cycle's step of the first iteration */
 } idr_batch;
@@ -186,8 +192,9 @@ static kr_status step_dev(idr_batch *c, int k)
     idr_dev *d = c->d;
     double *uk = column(d->U, n, k), *gk = column(d->G, n, k);
     if (c->fused) {
-        KR_TRY(op->idr_vu(ctx, n, k, d->r, d->G, d->U, c->diag, d->v, d->vh,
-                          c->st));
+        if (!c->chain || k == 0) /* else the last step's update made u_k */
+            KR_TRY(op->idr_vu(ctx, n, k, d->r, d->G, d->U, c->diag, d->v, d->vh,
+                              c->st));
     } else {
         KR_TRY(op->idr_v(ctx, n, k, d->r, d->G, d->v, c->st));
         KR_TRY(kr_pc(a, d->v, d->vh));
@@ -196,6 +203,9 @@ static kr_status step_dev(idr_batch *c, int k)
     KR_TRY(kr_spmv(a, 1.0, uk, 0.0, gk));
     if (k > 0) KR_TRY(op->idr_h(ctx, n, k, d->P, d->G, c->st));
     KR_TRY(op->idr_orth(ctx, n, k, d->P, d->G, d->U, c->st));
+    if (c->chain && k + 1 < c->s)
+        return op->idr_update_vu(ctx, n, k, uk, gk, a->x, d->r, d->G, d->U,
+                                 c->diag, d->v, d->vh, c->st);
     /* the last step also makes v^ = M^-1 r for the dimension reduction
      * when M is diagonal */
     int last = c->fused && k == c->s - 1;
@@ -237,6 +247,14 @@ static int idr_reason(const void *host, kr_reason *why)
     return 1;
 }
 
+/* Whether the fewer-launch steps are on (KRYLOV_IDR_FUSED=0 turns them
+ * off, for the tests that compare and for timings). */
+static int idr_fusable(const kr_solve_args *a)
+{
+    const char *env = getenv("KRYLOV_IDR_FUSED");
+    return !(env && !strcmp(env, "0")) && a->ctx->ops->idr_update_vu;
+}
+
 /* The iterations after the start-up (r, P, U = G = 0, M = I), with the
  * scalars on the device: f = P^T r and c for the first step are made
  * here, as cycle() makes them, and go up with M. */
@@ -253,6 +271,7 @@ static kr_status device_loop(kr_solve_args *a, kr_result *res, idr_dev *d,
                       (ss * ss + 3 * ss) * sizeof(double)));
     idr_batch c = {.a = a, .d = d, .st = a->dstate, .s = s};
     c.fused = a->P->ops->diagonal && a->P->ops->diagonal(a->P->impl, &c.diag);
+    c.chain = c.fused && idr_fusable(a);
     kr_idr_dev hs;
     memset(&hs, 0, sizeof hs);
     kr_dev_head_init(a, &hs.h);
@@ -368,14 +387,15 @@ static void idr_host_model(int s, kr_iter_model *m)
 }
 
 /* Step k on the device path: the u_k op (fused: r, G(:,k:s), U(:,k+1:s),
- * u_k read and written, d when jacobi; else idr_v rest + 2 and idr_u
- * rest + 2), idr_h k + 1, idr_orth 1 + rest (+ g_k written, G(:,0:k), u_k
- * twice, U(:,0:k) when k > 0), idr_update 6 (+ z = d .* r on the last step
- * when fused). */
+ * u_k read and written, d when jacobi, r not read again for k > 0, where
+ * step k-1's update makes u_k (idr_update_vu); else idr_v rest + 2 and
+ * idr_u rest + 2), idr_h k + 1, idr_orth 1 + rest (+ g_k written,
+ * G(:,0:k), u_k twice, U(:,0:k) when k > 0), idr_update 6 (+ z = d .* r
+ * on the last step when fused). */
 static double idr_dev_step(int s, int k, int fused, int jac)
 {
     int rest = s - k;
-    double p = fused ? 2.0 * rest + 2 + jac : 2.0 * rest + 4;
+    double p = fused ? 2.0 * rest + 2 + jac - (k > 0) : 2.0 * rest + 4;
     if (k > 0) p += (k + 1) + (3 + 2.0 * k);
     p += 1 + rest + 6;
     return p + (fused && k == s - 1 ? 1 + jac : 0);
@@ -408,7 +428,10 @@ static void idr_iter_model(const kr_solve_options *o, int32_t n, kr_pc_kind pc,
         "and r update 6%s; reduction: omega 2, update with f = P^T r "
         "6+s): %.2f per iteration",
         s, fused ? "" : ", 1 preconditioner", passes,
-        fused ? (jac ? "with d .* v 2(s-k)+3" : "2(s-k)+2")
+        fused ? (jac ? "with d .* v 2(s-k)+3, 1 less for k > 0 (made in "
+                       "the last step's update)"
+                     : "2(s-k)+2, 1 less for k > 0 (made in the last step's "
+                       "update)")
               : "(v, then u_k) 2(s-k)+4",
         fused ? (jac ? ", + d .* r 2 on the last" : ", + z = r 1 on the last")
               : "",

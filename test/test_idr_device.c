@@ -36,6 +36,7 @@ static void use_host_path(kr_ctx *ctx)
     host_ops.idr_orth = NULL;
     host_ops.idr_omega = NULL;
     host_ops.idr_update = NULL;
+    host_ops.idr_update_vu = NULL;
     ctx->ops = &host_ops;
 }
 
@@ -54,11 +55,26 @@ static kr_status counted_update(kr_ctx *ctx, int32_t n, int k, const double *p,
     update_calls++;
     return real_update(ctx, n, k, p, q, x, r, d, z, P, st);
 }
+static kr_status (*real_update_vu)(kr_ctx *, int32_t, int, const double *,
+                                   const double *, double *, double *,
+                                   const double *, double *, const double *,
+                                   double *, double *, kr_idr_dev *);
+static kr_status counted_update_vu(kr_ctx *ctx, int32_t n, int k,
+                                   const double *p, const double *q, double *x,
+                                   double *r, const double *G, double *U,
+                                   const double *d, double *v, double *vh,
+                                   kr_idr_dev *st)
+{
+    update_calls++;
+    return real_update_vu(ctx, n, k, p, q, x, r, G, U, d, v, vh, st);
+}
 static void count_device_path(kr_ctx *ctx)
 {
     counted_ops = *ctx->ops;
     real_update = counted_ops.idr_update;
     counted_ops.idr_update = counted_update;
+    real_update_vu = counted_ops.idr_update_vu;
+    counted_ops.idr_update_vu = counted_update_vu;
     update_calls = 0;
     ctx->ops = &counted_ops;
 }
