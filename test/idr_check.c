@@ -3,6 +3,7 @@
 
 #include "core/ctx.h"
 #include "core/vec.h"
+#include "spmv/format.h"
 #include "testutil.h"
 
 #include <math.h>
@@ -542,4 +543,94 @@ void kt_check_idr_ops(kr_ctx *ctx, int32_t n, int s, uint64_t seed, double tol)
     check_stopped(&t);
     check_stops(&t);
     data_free(&t);
+}
+
+/* h from the format's op: M(0:k,0:k) h = P(:,0:k)^T y up to rounding */
+static void expect_h(idr_data *t, int k, const double *y, unsigned char *got,
+                     double tol)
+{
+    double sums[KR_IDR_DEV_MAX_S], mag[KR_IDR_DEV_MAX_S];
+    host_ptw(t, 0, k, y, sums, mag);
+    const double *M = kr_idr_dev_M(image(t)),
+                 *h = kr_idr_dev_hv((kr_idr_dev *)got);
+    for (int i = 0; i < k; i++) {
+        double Lh = 0.0;
+        for (int j = 0; j <= i; j++)
+            Lh += M[i + j * t->s] * h[j];
+        expect_sum(Lh, sums[i], mag[i] + fabs(Lh), tol * 10, "idr_dots h");
+    }
+}
+
+/* step 0's M column and beta from the format's op, as check_orth judges
+ * them */
+static void expect_m0(idr_data *t, const double *y, unsigned char *got,
+                      double tol)
+{
+    double sums[KR_IDR_DEV_MAX_S], mag[KR_IDR_DEV_MAX_S];
+    kr_idr_dev *gs = (kr_idr_dev *)got;
+    host_ptw(t, 0, t->s, y, sums, mag);
+    const double *M0 = kr_idr_dev_M(gs);
+    for (int j = 0; j < t->s; j++)
+        expect_sum(M0[j], sums[j], mag[j], tol, "idr_dots M(:,0)");
+    ck_assert_int_eq(gs->h.stop, KR_DEV_RUNNING);
+    ck_assert(gs->beta == kr_idr_dev_f(image(t))[0] / M0[0]);
+}
+
+/* omega from the format's op, as check_omega judges it */
+static void expect_omega(idr_data *t, const double *y, const kr_idr_dev *gs,
+                         double tol)
+{
+    const kr_idr_dev *st = image(t);
+    double tr = 0, tt = 0, mtr = 0;
+    for (int32_t i = 0; i < t->n; i++) {
+        tr += y[i] * t->h[R][i];
+        mtr += fabs(y[i] * t->h[R][i]);
+        tt += y[i] * y[i];
+    }
+    double om = kr_idr_omega(tr, tt, st->rnorm, st->kappa);
+    ck_assert_int_eq(gs->h.stop, KR_DEV_RUNNING);
+    ck_assert_msg(fabs(gs->om - om) <= 4 * tol * (mtr / fabs(tr)) * fabs(om),
+                  "idr_dots omega: %g vs %g", gs->om, om);
+}
+
+void kt_check_idr_dots(kr_ctx *ctx, const kr_csr *A, const char *format, int s,
+                       uint64_t seed, double tol)
+{
+    kr_matrix *Am = NULL;
+    ck_assert_int_eq(kr_matrix_create(ctx, A, format, &Am), KR_OK);
+    const kr_format_ops *f = Am->ops;
+    ck_assert(f->idr_dots_ok && f->idr_dots_apply && f->idr_dots_ok(Am->impl));
+    idr_data t;
+    data_init(&t, ctx, A->nrows, s, seed);
+    double *y = malloc((size_t)t.n * sizeof(double) + 8);
+    unsigned char *got = malloc(t.bytes);
+    ck_assert(y && got);
+    kr_csr_matvec(A, t.h[X], y);
+    for (int k = 0; k <= s; k++) {
+        put(&t);
+        ck_assert_int_eq(f->idr_dots_apply(ctx, Am->impl, k, t.dv[X], t.dv[V],
+                                           t.dv[P], t.dv[R], t.ds),
+                         KR_OK);
+        expect_vec(&t, V, 0, y, tol, "idr_dots y");
+        get_state(&t, got);
+        if (k == 0)
+            expect_m0(&t, y, got, tol);
+        else if (k < s)
+            expect_h(&t, k, y, got, tol);
+        else
+            expect_omega(&t, y, (kr_idr_dev *)got, tol);
+    }
+    image(&t)->h.stop = KR_DEV_STOP_CHECK; /* then nothing moves */
+    put(&t);
+    for (int k = 0; k <= s; k++)
+        ck_assert_int_eq(f->idr_dots_apply(ctx, Am->impl, k, t.dv[X], t.dv[V],
+                                           t.dv[P], t.dv[R], t.ds),
+                         KR_OK);
+    expect_vec(&t, V, 0, t.h[V], 0.0, "a stopped idr_dots y");
+    get_state(&t, got);
+    ck_assert(!memcmp(got, t.img, t.bytes));
+    free(y);
+    free(got);
+    data_free(&t);
+    kr_matrix_destroy(Am);
 }
