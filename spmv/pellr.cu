@@ -115,21 +115,18 @@ static __device__ __forceinline__ void long_tile(const pellr_args &a,
     a.part[(int64_t)blockIdx.x * 32 + lane] = s;
 }
 
-/* 8 / T ordinary slices of block b (counted from the first after the
- * tiles), T warps each: warp t sums steps t, t + T, ... of its row, and
- * the slice's first warp adds the T sums in t order. */
-static __device__ __forceinline__ void
-split_slices(const pellr_args &a, int64_t b, const double *__restrict__ x,
-             double alpha, double beta, double *__restrict__ y)
+/* Row sums of slice s, T warps each (the whole block calls it): warp t
+ * sums steps t, t + T, ... of its row, and the slice's first warp adds
+ * the T sums in t order; the total is valid in that warp. */
+static __device__ __forceinline__ double
+split_sum(const pellr_args &a, int64_t s, const double *__restrict__ x)
 {
     __shared__ double sums[PELLR_WARPS][32];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int T = a.slice_warps, t = warp % T;
-    const int64_t s = a.nlong + b * (PELLR_WARPS / T) + warp / T;
-    const int64_t k = s * 32 + lane;
     double sum = 0.0;
     if (s < a.nslices) {
-        const int32_t len = a.rl[k];
+        const int32_t len = a.rl[s * 32 + lane];
         const double *v = a.val + a.off[s] + lane;
         const int32_t *c = a.col + a.off[s] + lane;
 #pragma unroll 4
@@ -138,10 +135,23 @@ split_slices(const pellr_args &a, int64_t b, const double *__restrict__ x,
     }
     sums[warp][lane] = sum;
     __syncthreads();
-    if (t != 0 || s >= a.nslices) return;
+    if (t != 0) return sum;
     for (int i = 1; i < T; i++)
         sum += sums[warp + i][lane];
-    put(a, k, sum, alpha, beta, y);
+    return sum;
+}
+
+/* 8 / T ordinary slices of block b (counted from the first after the
+ * tiles), T warps each (split_sum), written through perm. */
+static __device__ __forceinline__ void
+split_slices(const pellr_args &a, int64_t b, const double *__restrict__ x,
+             double alpha, double beta, double *__restrict__ y)
+{
+    const int warp = threadIdx.x >> 5, T = a.slice_warps;
+    const int64_t s = a.nlong + b * (PELLR_WARPS / T) + warp / T;
+    const double sum = split_sum(a, s, x);
+    if (warp % T != 0 || s >= a.nslices) return;
+    put(a, s * 32 + (threadIdx.x & 31), sum, alpha, beta, y);
 }
 
 /* Blocks [0, ntiles) are tiles of long slices; each later block runs 8 / T
@@ -240,31 +250,18 @@ __global__ void __launch_bounds__(PELLR_BLOCK)
                    const double *__restrict__ rv, kr_idr_dev *st,
                    double *partial)
 {
-    __shared__ double sums[PELLR_WARPS][32];
     __shared__ double sh[PELLR_WARPS], tot[KR_IDR_DEV_MAX_S];
     if (st->h.stop) return; /* set by an earlier launch: uniform */
     const int s = st->s, m = step == 0 ? s : step < s ? step : 2;
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int T = a.slice_warps, t = warp % T;
+    const int warp = threadIdx.x >> 5, T = a.slice_warps;
     const int64_t sl = (int64_t)blockIdx.x * (PELLR_WARPS / T) + warp / T;
-    const int64_t k = sl * 32 + lane;
-    double sum = 0.0, acc[KR_IDR_DEV_MAX_S];
+    const int64_t k = sl * 32 + (threadIdx.x & 31);
+    double acc[KR_IDR_DEV_MAX_S];
 #pragma unroll
     for (int j = 0; j < KR_IDR_DEV_MAX_S; j++)
         acc[j] = 0.0;
-    if (sl < a.nslices) {
-        const int32_t len = a.rl[k];
-        const double *v = a.val + a.off[sl] + lane;
-        const int32_t *c = a.col + a.off[sl] + lane;
-#pragma unroll 4
-        for (int32_t j = t; j < len; j += T)
-            sum += v[(int64_t)j * 32] * __ldg(x + c[(int64_t)j * 32]);
-    }
-    sums[warp][lane] = sum;
-    __syncthreads();
-    if (t == 0 && sl < a.nslices && k < a.n) {
-        for (int i = 1; i < T; i++)
-            sum += sums[warp + i][lane];
+    const double sum = split_sum(a, sl, x);
+    if (warp % T == 0 && sl < a.nslices && k < a.n) {
         const int32_t r = a.perm[k];
         y[r] = sum;
         if (step == s) {
@@ -456,15 +453,22 @@ static kr_status pellr_gpu_build(kr_ctx *ctx, const kr_csr *A, void **out)
     return KR_OK;
 }
 
+/* The kernels' view of the layout */
+static pellr_args args_of(const pellr_gpu *m)
+{
+    const pellr_args a = {m->nrows,       m->nslices, m->nlong, m->ntiles,
+                          m->slice_warps, m->perm,    m->rl,    m->off,
+                          m->val,         m->col,     m->tile,  m->tile_start,
+                          m->part};
+    return a;
+}
+
 static kr_status pellr_gpu_apply(kr_ctx *ctx, void *impl, double alpha,
                                  const double *x, double beta, double *y)
 {
     const pellr_gpu *m = (const pellr_gpu *)impl;
     if (m->nrows == 0) return KR_OK;
-    const pellr_args a = {m->nrows,       m->nslices, m->nlong, m->ntiles,
-                          m->slice_warps, m->perm,    m->rl,    m->off,
-                          m->val,         m->col,     m->tile,  m->tile_start,
-                          m->part};
+    const pellr_args a = args_of(m);
     cudaStream_t stream = kr_cuda(ctx)->stream;
     int64_t per_block = PELLR_WARPS / m->slice_warps;
     int64_t ordinary = m->nslices - m->nlong;
@@ -514,10 +518,7 @@ static kr_status pellr_gpu_cg_dir_apply(kr_ctx *ctx, void *impl,
     if (!pellr_gpu_cg_dir_ok(m))
         return kr_fail(ctx, KR_ERR_UNSUPPORTED,
                        "pellr: no fused CG step over long slices (internal)");
-    const pellr_args a = {m->nrows,       m->nslices, m->nlong, m->ntiles,
-                          m->slice_warps, m->perm,    m->rl,    m->off,
-                          m->val,         m->col,     m->tile,  m->tile_start,
-                          m->part};
+    const pellr_args a = args_of(m);
     kr_cuda_state *st = kr_cuda(ctx);
     pellr_cg_dir<<<(unsigned)cg_dir_blocks(m), PELLR_BLOCK, 0, st->stream>>>(
         a, z, p, pn, q, s, st->d_scratch + KR_MAX_DOTS);
@@ -544,10 +545,7 @@ static kr_status pellr_gpu_idr_dots_apply(kr_ctx *ctx, void *impl, int k,
         return kr_fail(ctx, KR_ERR_UNSUPPORTED,
                        "pellr: no fused IDR mat-vec over long slices "
                        "(internal)");
-    const pellr_args a = {m->nrows,       m->nslices, m->nlong, m->ntiles,
-                          m->slice_warps, m->perm,    m->rl,    m->off,
-                          m->val,         m->col,     m->tile,  m->tile_start,
-                          m->part};
+    const pellr_args a = args_of(m);
     kr_cuda_state *cs = kr_cuda(ctx);
     pellr_idr_dots<<<(unsigned)cg_dir_blocks(m), PELLR_BLOCK, 0, cs->stream>>>(
         a, k, x, y, P, r, st, cs->d_scratch + KR_MAX_DOTS);

@@ -291,6 +291,22 @@ static void check_orth(idr_data *t, int k, double tol)
     free(got);
 }
 
+/* The state after an update: one norm recorded, ||r||^2 = rr up to
+ * rounding, the run going on. Returns the state (the caller frees it). */
+static unsigned char *expect_recorded(idr_data *t, double rr, double tol,
+                                      const char *what)
+{
+    unsigned char *got = malloc(t->bytes);
+    ck_assert_ptr_nonnull(got);
+    kr_idr_dev *gs = (kr_idr_dev *)got;
+    get_state(t, got);
+    ck_assert_int_eq(gs->h.done, KR_BATCH_MAX);
+    ck_assert_int_eq(gs->h.stop, KR_DEV_RUNNING);
+    double rn = gs->h.rnorm[KR_BATCH_MAX - 1];
+    expect_sum(rn * rn, rr, rr, tol, what);
+    return got;
+}
+
 /* idr_update at step k (k = s: with z = d .* r and the new f) */
 static void check_update(idr_data *t, int k, double tol)
 {
@@ -319,13 +335,9 @@ static void check_update(idr_data *t, int k, double tol)
     expect_vec(t, X, 0, x, tol, "idr_update x");
     expect_vec(t, R, 0, r, tol, "idr_update r");
     if (k == s) expect_vec(t, Z, 0, z, tol, "idr_update z");
-    unsigned char *got = malloc(t->bytes);
+    unsigned char *got = expect_recorded(t, rr, tol, "idr_update r.r");
     kr_idr_dev *gs = (kr_idr_dev *)got;
-    get_state(t, got);
-    ck_assert_int_eq(gs->h.done, KR_BATCH_MAX);
-    ck_assert_int_eq(gs->h.stop, KR_DEV_RUNNING);
     double rn = gs->h.rnorm[KR_BATCH_MAX - 1];
-    expect_sum(rn * rn, rr, rr, tol, "idr_update r.r");
     double *f = kr_idr_dev_f(gs), *M = kr_idr_dev_M(gs);
     if (k < s) { /* f and c as they were: idr_orth made them */
         ck_assert(gs->rnorm == rn);
@@ -373,14 +385,9 @@ static void check_update_vu(idr_data *t, int k, double tol)
         expect_vec(t, U, k + 1, u, tol, "idr_update_vu u_{k+1}");
         for (int j = 0; j < t->s; j++) /* the other columns stay */
             if (j != k + 1) expect_vec(t, U, j, col(t, U, j), 0.0, "U");
-        unsigned char *got = malloc(t->bytes);
+        unsigned char *got = expect_recorded(t, rr, tol, "idr_update_vu r.r");
         kr_idr_dev *gs = (kr_idr_dev *)got;
-        get_state(t, got);
-        ck_assert_int_eq(gs->h.done, KR_BATCH_MAX);
-        ck_assert_int_eq(gs->h.stop, KR_DEV_RUNNING);
-        double rn = gs->h.rnorm[KR_BATCH_MAX - 1];
-        expect_sum(rn * rn, rr, rr, tol, "idr_update_vu r.r");
-        ck_assert(gs->rnorm == rn);
+        ck_assert(gs->rnorm == gs->h.rnorm[KR_BATCH_MAX - 1]);
         free(got);
     }
     free(x);
