@@ -362,17 +362,23 @@ static inline KR_HOST_DEVICE void kr_idr_dev_h(kr_idr_dev *st, int k)
     kr_idr_solve_h(st->s, kr_idr_dev_M(st), kr_idr_dev_hv(st), k);
 }
 
-/* idr_orth: M(k:s,k) holds P(:,k:s)^T g_k */
+/* idr_orth: M(k:s,k) holds P(:,k:s)^T g_k. Also makes the next step's f
+ * and c, which need beta but not r.r, so that idr_update_vu can make
+ * u_{k+1} in the pass that updates r (after the last step of a solve
+ * they go unused). */
 static inline KR_HOST_DEVICE void kr_idr_dev_orth(kr_idr_dev *st, int k)
 {
     int s = st->s;
-    double *M = kr_idr_dev_M(st), mkk = M[k + k * s];
+    double *M = kr_idr_dev_M(st), mkk = M[k + k * s], *f = kr_idr_dev_f(st);
     for (int i = 0; i < k; i++)
         M[i + k * s] = 0.0;
-    if (mkk == 0.0) /* g_k orthogonal to p_k: no step possible */
+    if (mkk == 0.0) { /* g_k orthogonal to p_k: no step possible */
         st->h.stop = KR_DEV_STOP_BREAKDOWN;
-    else
-        st->beta = kr_idr_dev_f(st)[k] / mkk;
+        return;
+    }
+    st->beta = f[k] / mkk;
+    kr_idr_update_f(s, M, f, st->beta, k);
+    if (k + 1 < s) kr_idr_solve_c(s, M, f, kr_idr_dev_c(st), k + 1);
 }
 
 static inline KR_HOST_DEVICE void kr_idr_dev_omega(kr_idr_dev *st, double tr,
@@ -385,8 +391,9 @@ static inline KR_HOST_DEVICE void kr_idr_dev_omega(kr_idr_dev *st, double tr,
 }
 
 /* idr_update of step k (k = s: the dimension reduction, f = P^T r
- * already written): records and tests ||r||, then prepares the next
- * step's c. */
+ * already written): records and tests ||r||; a step keeps it for omega,
+ * the reduction makes the next cycle's first c (a step's next c came
+ * with its beta, in kr_idr_dev_orth). */
 static inline KR_HOST_DEVICE void kr_idr_dev_update(kr_idr_dev *st, int k,
                                                     double rr)
 {
@@ -395,13 +402,12 @@ static inline KR_HOST_DEVICE void kr_idr_dev_update(kr_idr_dev *st, int k,
         st->h.stop = KR_DEV_STOP_CHECK;
         return;
     }
-    int s = st->s, next = k == s ? 0 : k + 1;
-    double *M = kr_idr_dev_M(st), *f = kr_idr_dev_f(st);
-    if (k < s) {
+    int s = st->s;
+    if (k < s)
         st->rnorm = rn;
-        kr_idr_update_f(s, M, f, st->beta, k);
-    }
-    if (next < s) kr_idr_solve_c(s, M, f, kr_idr_dev_c(st), next);
+    else
+        kr_idr_solve_c(s, kr_idr_dev_M(st), kr_idr_dev_f(st), kr_idr_dev_c(st),
+                       0);
 }
 
 /* ----------------------------------------------- end of IDR(s) ---- */
@@ -551,6 +557,13 @@ typedef struct kr_backend_ops {
                             const double *q, double *x, double *r,
                             const double *d, double *z, const double *P,
                             kr_idr_dev *st);
+    /* idr_update_vu (k + 1 < s): idr_update of step k (a = beta, no z),
+     * then idr_vu of step k + 1 (whose c kr_idr_dev_orth made); one pass
+     * on the GPU, which leaves the scratch v and vh unwritten */
+    kr_status (*idr_update_vu)(kr_ctx *ctx, int32_t n, int k, const double *p,
+                               const double *q, double *x, double *r,
+                               const double *G, double *U, const double *d,
+                               double *v, double *vh, kr_idr_dev *st);
     /* ---- end of IDR(s)'s ops ---- */
     /* Runs fn(arg), which only enqueues backend work and must enqueue the
      * same work (same arrays, same scalars by address) every time. The

@@ -666,6 +666,16 @@ static kr_status cpu_idr_update(kr_ctx *ctx, int32_t n, int k, const double *p,
     return KR_OK;
 }
 
+static kr_status cpu_idr_update_vu(kr_ctx *ctx, int32_t n, int k,
+                                   const double *p, const double *q, double *x,
+                                   double *r, const double *G, double *U,
+                                   const double *d, double *v, double *vh,
+                                   kr_idr_dev *st)
+{
+    KR_TRY(cpu_idr_update(ctx, n, k, p, q, x, r, NULL, NULL, NULL, st));
+    return cpu_idr_vu(ctx, n, k + 1, r, G, U, d, v, vh, st);
+}
+
 /* ------------------------------------------------ end of IDR(s) ---- */
 
 static kr_status cpu_replay(kr_ctx *ctx, void **slot,
@@ -1205,6 +1215,7 @@ static const kr_backend_ops cpu_ops = {
     .idr_orth = cpu_idr_orth,
     .idr_omega = cpu_idr_omega,
     .idr_update = cpu_idr_update,
+    .idr_update_vu = cpu_idr_update_vu,
     .replay = cpu_replay,
     .replay_free = cpu_replay_free,
     .fill_random = cpu_fill_random,

@@ -896,6 +896,41 @@ __global__ void k_idr_update(int32_t n, int k, const double *__restrict__ p,
     kr_idr_dev_update(st, k, tot[0]);
 }
 
+/* k_idr_update of step k (without z) and k_idr_vu of step k + 1 for each
+ * row, in one pass: u_{k+1} needs r only in its own row, and its c is
+ * known from the last launch (kr_idr_dev_orth). The expressions are
+ * those of the two kernels, so the iterates are theirs. */
+__global__ void k_idr_update_vu(int32_t n, int k, const double *__restrict__ p,
+                                const double *__restrict__ q, double *x,
+                                double *r, const double *__restrict__ G,
+                                double *U, const double *__restrict__ d,
+                                kr_idr_dev *st, double *partial)
+{
+    __shared__ double sh[BLOCK / 32], tot[1], cg[IDR_S], cu[IDR_S];
+    kr_pdl_begin();
+    if (st->h.stop) return;
+    int rest = st->s - (k + 1);
+    const double *c = kr_idr_dev_c(st);
+    double a = st->beta, om = st->om, c0 = c[0], rr = 0.0;
+    idr_coeffs(cg, c, rest, -1.0);
+    idr_coeffs(cu, c + 1, rest - 1, 1.0);
+    const double *Gn = G + (int64_t)(k + 1) * n;
+    double *un = U + (int64_t)(k + 1) * n;
+    GRID_STRIDE(i, n)
+    {
+        x[i] += a * p[i];
+        double ri = r[i] - a * q[i];
+        r[i] = ri;
+        rr += ri * ri;
+        double vi = ri + idr_rowsum(Gn, n, i, cg, rest);
+        double vhi = d ? d[i] * vi : vi;
+        un[i] = idr_u_entry(om, vhi, c0, un[i], un + n, n, i, cu, rest - 1);
+    }
+    double acc[1] = {rr};
+    if (!idr_totals(acc, 1, partial, &st->h.ticket, sh, tot)) return;
+    if (threadIdx.x == 0) kr_idr_dev_update(st, k, tot[0]);
+}
+
 static kr_status cu_idr_v(kr_ctx *ctx, int32_t n, int k, const double *r,
                           const double *G, double *v, kr_idr_dev *st)
 {
@@ -948,6 +983,18 @@ static kr_status cu_idr_update(kr_ctx *ctx, int32_t n, int k, const double *p,
                                kr_idr_dev *st)
 {
     RED_LAUNCH(ctx, k_idr_update, n, k, p, q, x, r, d, z, P, st);
+    return KR_OK;
+}
+
+/* v and vh stay unwritten, as in cu_idr_vu */
+static kr_status cu_idr_update_vu(kr_ctx *ctx, int32_t n, int k,
+                                  const double *p, const double *q, double *x,
+                                  double *r, const double *G, double *U,
+                                  const double *d, double *v, double *vh,
+                                  kr_idr_dev *st)
+{
+    (void)v, (void)vh;
+    RED_LAUNCH(ctx, k_idr_update_vu, n, k, p, q, x, r, G, U, d, st);
     return KR_OK;
 }
 
@@ -1707,6 +1754,7 @@ static kr_backend_ops make_ops(void)
     o.idr_orth = cu_idr_orth;
     o.idr_omega = cu_idr_omega;
     o.idr_update = cu_idr_update;
+    o.idr_update_vu = cu_idr_update_vu;
     o.replay = cu_replay;
     o.replay_free = cu_replay_free;
     o.fill_random = cu_fill_random;
@@ -1833,6 +1881,7 @@ static void warm_kernels(kr_ctx *ctx)
         (const void *)k_idr_orth,
         (const void *)k_idr_omega,
         (const void *)k_idr_update,
+        (const void *)k_idr_update_vu,
         (const void *)k_gemv_t_partial,
         (const void *)k_gemv_n,
         (const void *)k_gemv_t_dev,

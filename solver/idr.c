@@ -11,10 +11,17 @@
  * batches in solver/devloop.c): step k is the SpMV and four ops (u_k,
  * which a diagonal preconditioner joins, else v, the preconditioner and
  * u_k; for k > 0, h = P^T g_k with its triangular solve; g_k and u_k
- * orthogonalised with M's new column in the same pass; the x and r update
- * with the stopping test and the next c), the dimension reduction the
- * SpMV and two (omega; the update, with the next f = P^T r in the same
- * pass), and no host round trip. Larger s keep the host path below. */
+ * orthogonalised with M's new column in the same pass, which also makes
+ * beta and the next step's f and c; the x and r update with the stopping
+ * test), the dimension reduction the SpMV and two (omega; the update,
+ * with the next f = P^T r in the same pass), and no host round trip.
+ * With a diagonal preconditioner step k's update also makes u_{k+1}
+ * (idr_update_vu), and where the matrix's format has idr_dots_apply
+ * (PELLR without long slices) its SpMV makes step 0's M column and beta,
+ * h or omega too, so a cycle of s+1 mat-vecs is 4s+3 launches with its
+ * SpMVs on the GPU, and 3s+2 with both, not 5s+2 (14 for s = 4, not 22;
+ * KRYLOV_IDR_FUSED=0 keeps the separate launches, for the tests that
+ * compare and for timings). Larger s keep the host path below. */
 #include "core/error.h"
 #include "solver/multi.h"
 #include "solver/solver.h"
@@ -172,9 +179,31 @@ typedef struct idr_batch {
     const double *diag; /* the preconditioner's diagonal (NULL: identity) */
     int fused;          /* the preconditioner is diagonal: fused into the
                            vector ops */
+    int chain;          /* fused, and step k's update makes u_{k+1}
+                           (idr_update_vu) */
+    int dots;           /* the format's SpMV makes h or omega too
+                           (idr_dots_apply) */
     kr_idr_dev *st;     /* backend memory */
     int s, nb, phase;   /* phase: the cycle's step of the first iteration */
 } idr_batch;
+
+/* y = A x and what follows it: for k = 0 M's first column and beta
+ * (idr_orth), for 0 < k < s h (idr_h), for k = s omega (idr_omega); in
+ * one launch where the format has idr_dots_apply. */
+static kr_status mat_vec_dev(idr_batch *c, int k, const double *x, double *y)
+{
+    kr_solve_args *a = c->a;
+    kr_ctx *ctx = a->ctx;
+    const kr_backend_ops *op = ctx->ops;
+    idr_dev *d = c->d;
+    if (c->dots)
+        return a->A->ops->idr_dots_apply(ctx, a->A->impl, k, x, y, d->P, d->r,
+                                         c->st);
+    KR_TRY(kr_spmv(a, 1.0, x, 0.0, y));
+    if (k == c->s) return op->idr_omega(ctx, a->n, y, d->r, c->st);
+    if (k == 0) return op->idr_orth(ctx, a->n, 0, d->P, d->G, d->U, c->st);
+    return op->idr_h(ctx, a->n, k, d->P, d->G, c->st);
+}
 
 /* Step k of a cycle on the device: one mat-vec, no host round trip. */
 static kr_status step_dev(idr_batch *c, int k)
@@ -186,16 +215,19 @@ static kr_status step_dev(idr_batch *c, int k)
     idr_dev *d = c->d;
     double *uk = column(d->U, n, k), *gk = column(d->G, n, k);
     if (c->fused) {
-        KR_TRY(op->idr_vu(ctx, n, k, d->r, d->G, d->U, c->diag, d->v, d->vh,
-                          c->st));
+        if (!c->chain || k == 0) /* else the last step's update made u_k */
+            KR_TRY(op->idr_vu(ctx, n, k, d->r, d->G, d->U, c->diag, d->v, d->vh,
+                              c->st));
     } else {
         KR_TRY(op->idr_v(ctx, n, k, d->r, d->G, d->v, c->st));
         KR_TRY(kr_pc(a, d->v, d->vh));
         KR_TRY(op->idr_u(ctx, n, k, d->vh, d->U, c->st));
     }
-    KR_TRY(kr_spmv(a, 1.0, uk, 0.0, gk));
-    if (k > 0) KR_TRY(op->idr_h(ctx, n, k, d->P, d->G, c->st));
-    KR_TRY(op->idr_orth(ctx, n, k, d->P, d->G, d->U, c->st));
+    KR_TRY(mat_vec_dev(c, k, uk, gk));
+    if (k > 0) KR_TRY(op->idr_orth(ctx, n, k, d->P, d->G, d->U, c->st));
+    if (c->chain && k + 1 < c->s)
+        return op->idr_update_vu(ctx, n, k, uk, gk, a->x, d->r, d->G, d->U,
+                                 c->diag, d->v, d->vh, c->st);
     /* the last step also makes v^ = M^-1 r for the dimension reduction
      * when M is diagonal */
     int last = c->fused && k == c->s - 1;
@@ -213,8 +245,7 @@ static kr_status reduce_dev(idr_batch *c)
     int32_t n = a->n;
     idr_dev *d = c->d;
     if (!c->fused) KR_TRY(kr_pc(a, d->r, d->vh));
-    KR_TRY(kr_spmv(a, 1.0, d->vh, 0.0, d->v));
-    KR_TRY(op->idr_omega(ctx, n, d->v, d->r, c->st));
+    KR_TRY(mat_vec_dev(c, c->s, d->vh, d->v));
     return op->idr_update(ctx, n, c->s, d->vh, d->v, a->x, d->r, NULL, NULL,
                           d->P, c->st);
 }
@@ -237,6 +268,21 @@ static int idr_reason(const void *host, kr_reason *why)
     return 1;
 }
 
+/* Whether the fewer-launch steps may be used (KRYLOV_IDR_FUSED=0 turns
+ * them off, for the tests that compare and for timings). */
+static int idr_fusing(void)
+{
+    const char *env = getenv("KRYLOV_IDR_FUSED");
+    return !(env && !strcmp(env, "0"));
+}
+
+/* Whether the matrix's format makes h and omega with its SpMV. */
+static int idr_format_dots(const kr_solve_args *a)
+{
+    const kr_format_ops *f = a->A->ops;
+    return f->idr_dots_ok && f->idr_dots_apply && f->idr_dots_ok(a->A->impl);
+}
+
 /* The iterations after the start-up (r, P, U = G = 0, M = I), with the
  * scalars on the device: f = P^T r and c for the first step are made
  * here, as cycle() makes them, and go up with M. */
@@ -253,6 +299,8 @@ static kr_status device_loop(kr_solve_args *a, kr_result *res, idr_dev *d,
                       (ss * ss + 3 * ss) * sizeof(double)));
     idr_batch c = {.a = a, .d = d, .st = a->dstate, .s = s};
     c.fused = a->P->ops->diagonal && a->P->ops->diagonal(a->P->impl, &c.diag);
+    c.chain = c.fused && idr_fusing() && ctx->ops->idr_update_vu;
+    c.dots = idr_fusing() && idr_format_dots(a);
     kr_idr_dev hs;
     memset(&hs, 0, sizeof hs);
     kr_dev_head_init(a, &hs.h);
@@ -368,21 +416,25 @@ static void idr_host_model(int s, kr_iter_model *m)
 }
 
 /* Step k on the device path: the u_k op (fused: r, G(:,k:s), U(:,k+1:s),
- * u_k read and written, d when jacobi; else idr_v rest + 2 and idr_u
- * rest + 2), idr_h k + 1, idr_orth 1 + rest (+ g_k written, G(:,0:k), u_k
- * twice, U(:,0:k) when k > 0), idr_update 6 (+ z = d .* r on the last step
- * when fused). */
+ * u_k read and written, d when jacobi, r not read again for k > 0, where
+ * step k-1's update makes u_k (idr_update_vu); else idr_v rest + 2 and
+ * idr_u rest + 2), idr_h k + 1, idr_orth 1 + rest (+ g_k written,
+ * G(:,0:k), u_k twice, U(:,0:k) when k > 0), idr_update 6 (+ z = d .* r
+ * on the last step when fused). */
 static double idr_dev_step(int s, int k, int fused, int jac)
 {
     int rest = s - k;
-    double p = fused ? 2.0 * rest + 2 + jac : 2.0 * rest + 4;
+    double p = fused ? 2.0 * rest + 2 + jac - (k > 0) : 2.0 * rest + 4;
     if (k > 0) p += (k + 1) + (3 + 2.0 * k);
     p += 1 + rest + 6;
     return p + (fused && k == s - 1 ? 1 + jac : 0);
 }
 
 /* With a diagonal preconditioner (none, jacobi) the device path fuses it
- * into the u_k op and the last step's update, counted here in full. */
+ * into the u_k op and the last step's update, counted here in full. A
+ * format's idr_dots_apply (PELLR without long slices) moves one pass less
+ * for step 0's M column, h and omega (g_k or v is not read back), which
+ * this model, blind to the format, does not subtract. */
 static void idr_iter_model(const kr_solve_options *o, int32_t n, kr_pc_kind pc,
                            int iterations, kr_iter_model *m)
 {
@@ -406,9 +458,13 @@ static void idr_iter_model(const kr_solve_options *o, int32_t n, kr_pc_kind pc,
         "k: u_k %s, h = P^T g_k k+1 when k > 0, g_k and u_k "
         "orthogonalised with M's column (s-k)+1 (+ 2k+3 when k > 0), x "
         "and r update 6%s; reduction: omega 2, update with f = P^T r "
-        "6+s): %.2f per iteration",
+        "6+s): %.2f per iteration (a format's fused SpMV, PELLR's, makes "
+        "step 0's M column, h and omega with it: 1 pass less each)",
         s, fused ? "" : ", 1 preconditioner", passes,
-        fused ? (jac ? "with d .* v 2(s-k)+3" : "2(s-k)+2")
+        fused ? (jac ? "with d .* v 2(s-k)+3, 1 less for k > 0 (made in "
+                       "the last step's update)"
+                     : "2(s-k)+2, 1 less for k > 0 (made in the last step's "
+                       "update)")
               : "(v, then u_k) 2(s-k)+4",
         fused ? (jac ? ", + d .* r 2 on the last" : ", + z = r 1 on the last")
               : "",

@@ -532,6 +532,21 @@ static kr_status auto_cg_dir_apply(kr_ctx *ctx, void *impl, const double *z,
     return a->ops->cg_dir_apply(ctx, a->impl, z, p, pn, q, s);
 }
 
+static int auto_idr_dots_ok(const void *impl)
+{
+    const auto_impl *a = impl;
+    return a->ops->idr_dots_ok && a->ops->idr_dots_ok(a->impl);
+}
+
+static kr_status auto_idr_dots_apply(kr_ctx *ctx, void *impl, int k,
+                                     const double *x, double *y,
+                                     const double *P, const double *r,
+                                     struct kr_idr_dev *st)
+{
+    auto_impl *a = impl;
+    return a->ops->idr_dots_apply(ctx, a->impl, k, x, y, P, r, st);
+}
+
 static size_t auto_bytes(const void *impl)
 {
     const auto_impl *a = impl;
@@ -603,6 +618,8 @@ const kr_format_ops kr_auto_ops = {
     .apply_multi = auto_apply_multi,
     .cg_dir_ok = auto_cg_dir_ok,
     .cg_dir_apply = auto_cg_dir_apply,
+    .idr_dots_ok = auto_idr_dots_ok,
+    .idr_dots_apply = auto_idr_dots_apply,
 };
 
 const kr_format_ops kr_auto_probe_ops = {
@@ -620,6 +637,8 @@ const kr_format_ops kr_auto_probe_ops = {
     .apply_multi = auto_apply_multi,
     .cg_dir_ok = auto_cg_dir_ok,
     .cg_dir_apply = auto_cg_dir_apply,
+    .idr_dots_ok = auto_idr_dots_ok,
+    .idr_dots_apply = auto_idr_dots_apply,
 };
 
 /* In a build without CUDA there is no CUDA backend to serve. */

@@ -27,7 +27,8 @@ static inline int kr_dev_arrays_put(const kr_dev_array *all, int count,
     return n;
 }
 
-struct kr_cg_dev; /* core/backend.h */
+struct kr_cg_dev;  /* core/backend.h */
+struct kr_idr_dev; /* core/backend.h */
 
 typedef struct kr_format_ops {
     const char *name;
@@ -72,6 +73,18 @@ typedef struct kr_format_ops {
     kr_status (*cg_dir_apply)(kr_ctx *ctx, void *impl, const double *z,
                               const double *p, double *pn, double *q,
                               struct kr_cg_dev *s);
+    /* IDR(s)'s mat-vec with the projection that follows it, for the
+     * iterations with their scalars in backend memory (solver/idr.c): y =
+     * A x, then for k = 0 M(:,0) = P^T y and kr_idr_dev_orth (the
+     * backend's idr_orth of step 0), for 0 < k < st->s h = P(:,0:k)^T y
+     * and kr_idr_dev_h (its idr_h), for k = st->s kr_idr_dev_omega(st,
+     * y.r, y.y) (its idr_omega); nothing once st->h.stop is set. y may
+     * alias none of x, P and r. Optional, and only where idr_dots_ok(impl)
+     * says 1. */
+    int (*idr_dots_ok)(const void *impl);
+    kr_status (*idr_dots_apply)(kr_ctx *ctx, void *impl, int k, const double *x,
+                                double *y, const double *P, const double *r,
+                                struct kr_idr_dev *st);
 } kr_format_ops;
 
 typedef struct kr_format_entry {

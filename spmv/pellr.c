@@ -233,6 +233,26 @@ static kr_status pellr_cg_dir_apply(kr_ctx *ctx, void *impl, const double *z,
     return KR_OK;
 }
 
+/* IDR's mat-vec and projection, likewise the separate ops in turn */
+static kr_status pellr_idr_dots_apply(kr_ctx *ctx, void *impl, int k,
+                                      const double *x, double *y,
+                                      const double *P, const double *r,
+                                      kr_idr_dev *st)
+{
+    if (st->h.stop) return KR_OK;
+    int32_t n = ((pellr_impl *)impl)->P.nrows;
+    KR_TRY(pellr_apply(ctx, impl, 1.0, x, 0.0, y));
+    if (k == st->s) return ctx->ops->idr_omega(ctx, n, y, r, st);
+    if (k > 0) {
+        KR_TRY(ctx->ops->gemv_t(ctx, n, k, P, n, y, kr_idr_dev_hv(st)));
+        kr_idr_dev_h(st, k);
+        return KR_OK;
+    }
+    KR_TRY(ctx->ops->gemv_t(ctx, n, st->s, P, n, y, kr_idr_dev_M(st)));
+    kr_idr_dev_orth(st, 0);
+    return KR_OK;
+}
+
 static size_t pellr_bytes(const void *impl)
 {
     return kr_pellr_host_bytes(&((const pellr_impl *)impl)->P);
@@ -261,4 +281,6 @@ const kr_format_ops kr_pellr_cpu_ops = {
     .apply_multi = pellr_apply_multi,
     .cg_dir_ok = pellr_cg_dir_ok,
     .cg_dir_apply = pellr_cg_dir_apply,
+    .idr_dots_ok = pellr_cg_dir_ok,
+    .idr_dots_apply = pellr_idr_dots_apply,
 };

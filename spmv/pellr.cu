@@ -115,21 +115,18 @@ static __device__ __forceinline__ void long_tile(const pellr_args &a,
     a.part[(int64_t)blockIdx.x * 32 + lane] = s;
 }
 
-/* 8 / T ordinary slices of block b (counted from the first after the
- * tiles), T warps each: warp t sums steps t, t + T, ... of its row, and
- * the slice's first warp adds the T sums in t order. */
-static __device__ __forceinline__ void
-split_slices(const pellr_args &a, int64_t b, const double *__restrict__ x,
-             double alpha, double beta, double *__restrict__ y)
+/* Row sums of slice s, T warps each (the whole block calls it): warp t
+ * sums steps t, t + T, ... of its row, and the slice's first warp adds
+ * the T sums in t order; the total is valid in that warp. */
+static __device__ __forceinline__ double
+split_sum(const pellr_args &a, int64_t s, const double *__restrict__ x)
 {
     __shared__ double sums[PELLR_WARPS][32];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int T = a.slice_warps, t = warp % T;
-    const int64_t s = a.nlong + b * (PELLR_WARPS / T) + warp / T;
-    const int64_t k = s * 32 + lane;
     double sum = 0.0;
     if (s < a.nslices) {
-        const int32_t len = a.rl[k];
+        const int32_t len = a.rl[s * 32 + lane];
         const double *v = a.val + a.off[s] + lane;
         const int32_t *c = a.col + a.off[s] + lane;
 #pragma unroll 4
@@ -138,10 +135,23 @@ split_slices(const pellr_args &a, int64_t b, const double *__restrict__ x,
     }
     sums[warp][lane] = sum;
     __syncthreads();
-    if (t != 0 || s >= a.nslices) return;
+    if (t != 0) return sum;
     for (int i = 1; i < T; i++)
         sum += sums[warp + i][lane];
-    put(a, k, sum, alpha, beta, y);
+    return sum;
+}
+
+/* 8 / T ordinary slices of block b (counted from the first after the
+ * tiles), T warps each (split_sum), written through perm. */
+static __device__ __forceinline__ void
+split_slices(const pellr_args &a, int64_t b, const double *__restrict__ x,
+             double alpha, double beta, double *__restrict__ y)
+{
+    const int warp = threadIdx.x >> 5, T = a.slice_warps;
+    const int64_t s = a.nlong + b * (PELLR_WARPS / T) + warp / T;
+    const double sum = split_sum(a, s, x);
+    if (warp % T != 0 || s >= a.nslices) return;
+    put(a, s * 32 + (threadIdx.x & 31), sum, alpha, beta, y);
 }
 
 /* Blocks [0, ntiles) are tiles of long slices; each later block runs 8 / T
@@ -228,6 +238,69 @@ __global__ void __launch_bounds__(PELLR_BLOCK)
     if (!last_block(&s->h.ticket)) return;
     dot = final_sum(gridDim.x, partial, sh);
     step_in_shared(s, [=](kr_cg_dev *c) { kr_cg_dev_alpha(c, dot); });
+}
+
+/* IDR(s)'s mat-vec and the projection after it (the idr_dots_apply op)
+ * over a layout without long slices, T warps per slice as split_slices:
+ * y = A x, then the block's shares of m sums, each a product of y_r and
+ * a vector's entry r (for k < s P(r,j)'s: M(:,0) = P^T y for k = 0, h =
+ * P(:,0:k)^T y for k > 0; for k = s y.r and y.y), and in the last block
+ * to finish the grid's sums in block order and the scalar step
+ * (kr_idr_dev_orth, kr_idr_dev_h or kr_idr_dev_omega). Replaces step 0's
+ * idr_orth, idr_h's or idr_omega's launch. */
+__global__ void __launch_bounds__(PELLR_BLOCK)
+    pellr_idr_dots(const pellr_args a, int step, const double *__restrict__ x,
+                   double *__restrict__ y, const double *__restrict__ P,
+                   const double *__restrict__ rv, kr_idr_dev *st,
+                   double *partial)
+{
+    __shared__ double sh[PELLR_WARPS], tot[KR_IDR_DEV_MAX_S];
+    kr_pdl_begin();
+    if (st->h.stop) return; /* set by an earlier launch: uniform */
+    const int s = st->s, m = step == 0 ? s : step < s ? step : 2;
+    const int warp = threadIdx.x >> 5, T = a.slice_warps;
+    const int64_t sl = (int64_t)blockIdx.x * (PELLR_WARPS / T) + warp / T;
+    const int64_t k = sl * 32 + (threadIdx.x & 31);
+    double acc[KR_IDR_DEV_MAX_S];
+#pragma unroll
+    for (int j = 0; j < KR_IDR_DEV_MAX_S; j++)
+        acc[j] = 0.0;
+    const double sum = split_sum(a, sl, x);
+    if (warp % T == 0 && sl < a.nslices && k < a.n) {
+        const int32_t r = a.perm[k];
+        y[r] = sum;
+        if (step == s) {
+            acc[0] = sum * rv[r];
+            acc[1] = sum * sum;
+        } else {
+#pragma unroll
+            for (int j = 0; j < KR_IDR_DEV_MAX_S; j++)
+                if (j < m) acc[j] = P[r + (int64_t)j * a.n] * sum;
+        }
+    }
+#pragma unroll
+    for (int j = 0; j < KR_IDR_DEV_MAX_S; j++) {
+        if (j >= m) break; /* m is uniform over the grid */
+        const double b = block_sum(acc[j], sh);
+        if (threadIdx.x == 0) partial[j * gridDim.x + blockIdx.x] = b;
+    }
+    if (!last_block(&st->h.ticket)) return;
+    for (int j = 0; j < m; j++) {
+        const double g = final_sum(gridDim.x, partial + j * gridDim.x, sh);
+        if (threadIdx.x == 0) tot[j] = g;
+    }
+    if (threadIdx.x != 0) return;
+    if (step == s) {
+        kr_idr_dev_omega(st, tot[0], tot[1]);
+        return;
+    }
+    double *out = step == 0 ? kr_idr_dev_M(st) : kr_idr_dev_hv(st);
+    for (int j = 0; j < m; j++)
+        out[j] = tot[j];
+    if (step == 0)
+        kr_idr_dev_orth(st, 0);
+    else
+        kr_idr_dev_h(st, step);
 }
 
 /* y = alpha*A*x + beta*y for the rows of the long slices: the tile sums of
@@ -386,15 +459,22 @@ static kr_status pellr_gpu_build(kr_ctx *ctx, const kr_csr *A, void **out)
     return KR_OK;
 }
 
+/* The kernels' view of the layout */
+static pellr_args args_of(const pellr_gpu *m)
+{
+    const pellr_args a = {m->nrows,       m->nslices, m->nlong, m->ntiles,
+                          m->slice_warps, m->perm,    m->rl,    m->off,
+                          m->val,         m->col,     m->tile,  m->tile_start,
+                          m->part};
+    return a;
+}
+
 static kr_status pellr_gpu_apply(kr_ctx *ctx, void *impl, double alpha,
                                  const double *x, double beta, double *y)
 {
     const pellr_gpu *m = (const pellr_gpu *)impl;
     if (m->nrows == 0) return KR_OK;
-    const pellr_args a = {m->nrows,       m->nslices, m->nlong, m->ntiles,
-                          m->slice_warps, m->perm,    m->rl,    m->off,
-                          m->val,         m->col,     m->tile,  m->tile_start,
-                          m->part};
+    const pellr_args a = args_of(m);
     int64_t per_block = PELLR_WARPS / m->slice_warps;
     int64_t ordinary = m->nslices - m->nlong;
     int64_t blocks = m->ntiles + (ordinary + per_block - 1) / per_block;
@@ -440,13 +520,36 @@ static kr_status pellr_gpu_cg_dir_apply(kr_ctx *ctx, void *impl,
     if (!pellr_gpu_cg_dir_ok(m))
         return kr_fail(ctx, KR_ERR_UNSUPPORTED,
                        "pellr: no fused CG step over long slices (internal)");
-    const pellr_args a = {m->nrows,       m->nslices, m->nlong, m->ntiles,
-                          m->slice_warps, m->perm,    m->rl,    m->off,
-                          m->val,         m->col,     m->tile,  m->tile_start,
-                          m->part};
+    const pellr_args a = args_of(m);
     kr_cuda_state *st = kr_cuda(ctx);
     KR_LAUNCH_PDL(ctx, cg_dir_blocks(m), PELLR_BLOCK, pellr_cg_dir, a, z, p, pn,
                   q, s, st->d_scratch + KR_MAX_DOTS);
+    return KR_OK;
+}
+
+/* pellr_idr_dots needs what pellr_cg_dir needs, and room for
+ * KR_IDR_DEV_MAX_S partial sums per block */
+static int pellr_gpu_idr_dots_ok(const void *impl)
+{
+    const pellr_gpu *m = (const pellr_gpu *)impl;
+    return pellr_gpu_cg_dir_ok(m) &&
+           cg_dir_blocks(m) * KR_IDR_DEV_MAX_S <= KR_CUDA_SCRATCH - KR_MAX_DOTS;
+}
+
+static kr_status pellr_gpu_idr_dots_apply(kr_ctx *ctx, void *impl, int k,
+                                          const double *x, double *y,
+                                          const double *P, const double *r,
+                                          kr_idr_dev *st)
+{
+    const pellr_gpu *m = (const pellr_gpu *)impl;
+    if (!pellr_gpu_idr_dots_ok(m))
+        return kr_fail(ctx, KR_ERR_UNSUPPORTED,
+                       "pellr: no fused IDR mat-vec over long slices "
+                       "(internal)");
+    const pellr_args a = args_of(m);
+    kr_cuda_state *cs = kr_cuda(ctx);
+    KR_LAUNCH_PDL(ctx, cg_dir_blocks(m), PELLR_BLOCK, pellr_idr_dots, a, k, x,
+                  y, P, r, st, cs->d_scratch + KR_MAX_DOTS);
     return KR_OK;
 }
 
@@ -561,6 +664,8 @@ static kr_format_ops make_ops(void)
     o.apply_multi = pellr_gpu_apply_multi;
     o.cg_dir_ok = pellr_gpu_cg_dir_ok;
     o.cg_dir_apply = pellr_gpu_cg_dir_apply;
+    o.idr_dots_ok = pellr_gpu_idr_dots_ok;
+    o.idr_dots_apply = pellr_gpu_idr_dots_apply;
     return o;
 }
 

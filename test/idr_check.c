@@ -3,6 +3,7 @@
 
 #include "core/ctx.h"
 #include "core/vec.h"
+#include "spmv/format.h"
 #include "testutil.h"
 
 #include <math.h>
@@ -137,32 +138,40 @@ static void expect_solved(int s, const double *L, const double *y,
     }
 }
 
+/* u_k of step k on the host from r (v = r - G(:,k:s) c; vh = d .* v,
+ * v, or the given vh when vh_in is not NULL); v too */
+static void host_u(idr_data *t, int k, const double *r, const double *d,
+                   const double *vh_in, double *v, double *u)
+{
+    kr_idr_dev *st = image(t);
+    const double *c = kr_idr_dev_c(st);
+    int s = t->s;
+    for (int32_t i = 0; i < t->n; i++) {
+        double vi = r[i];
+        for (int j = 0; j < s - k; j++)
+            vi -= col(t, G, k + j)[i] * c[j];
+        v[i] = vi;
+        double vh = vh_in ? vh_in[i] : d ? d[i] * vi : vi;
+        double y = st->om * vh + c[0] * col(t, U, k)[i];
+        for (int j = 1; j < s - k; j++)
+            y += col(t, U, k + j)[i] * c[j];
+        u[i] = y;
+    }
+}
+
 /* idr_v, idr_u and idr_vu (with d and without) at step k */
 static void check_directions(idr_data *t, int k, double tol)
 {
     const kr_backend_ops *op = t->ctx->ops;
     int32_t n = t->n;
     int s = t->s;
-    kr_idr_dev *st = image(t);
-    const double *c = kr_idr_dev_c(st);
     double *ref = malloc((size_t)n * sizeof(double) + 8);
     double *v = malloc((size_t)n * sizeof(double) + 8);
     for (int pass = 0; pass < 3; pass++) {
         put(t);
         const double *d = pass == 1 ? t->dv[D] : NULL;
-        for (int32_t i = 0; i < n; i++) {
-            double vi = t->h[R][i];
-            for (int j = 0; j < s - k; j++)
-                vi -= col(t, G, k + j)[i] * c[j];
-            v[i] = vi;
-            double vh = pass == 0   ? t->h[VH][i]
-                        : pass == 1 ? t->h[D][i] * vi
-                                    : vi;
-            double y = st->om * vh + c[0] * col(t, U, k)[i];
-            for (int j = 1; j < s - k; j++)
-                y += col(t, U, k + j)[i] * c[j];
-            ref[i] = y;
-        }
+        host_u(t, k, t->h[R], pass == 1 ? t->h[D] : NULL,
+               pass == 0 ? t->h[VH] : NULL, v, ref);
         if (pass == 0) {
             ck_assert_int_eq(
                 op->idr_v(t->ctx, n, k, t->dv[R], t->dv[G], t->dv[V], t->ds),
@@ -270,10 +279,32 @@ static void check_orth(idr_data *t, int k, double tol)
     for (int j = 0; j < s - k; j++)
         expect_sum(Mk[k + j], sums[j], mag[j], tol, "idr_orth M");
     ck_assert_int_eq(gs->h.stop, KR_DEV_RUNNING);
-    ck_assert(gs->beta == kr_idr_dev_f(gs)[k] / Mk[k]);
+    const double *f0 = kr_idr_dev_f(image(t)), *f = kr_idr_dev_f(gs);
+    ck_assert(gs->beta == f0[k] / Mk[k]);
+    for (int i = k + 1; i < s; i++) /* f(k+1:s) -= beta M(k+1:s,k) */
+        ck_assert(f[i] == f0[i] - gs->beta * Mk[i]);
+    if (k + 1 < s) /* the next step's c */
+        expect_solved(s, kr_idr_dev_M(gs), kr_idr_dev_c(gs), f + k + 1, k + 1,
+                      s, "next c");
     free(g);
     free(u);
     free(got);
+}
+
+/* The state after an update: one norm recorded, ||r||^2 = rr up to
+ * rounding, the run going on. Returns the state (the caller frees it). */
+static unsigned char *expect_recorded(idr_data *t, double rr, double tol,
+                                      const char *what)
+{
+    unsigned char *got = malloc(t->bytes);
+    ck_assert_ptr_nonnull(got);
+    kr_idr_dev *gs = (kr_idr_dev *)got;
+    get_state(t, got);
+    ck_assert_int_eq(gs->h.done, KR_BATCH_MAX);
+    ck_assert_int_eq(gs->h.stop, KR_DEV_RUNNING);
+    double rn = gs->h.rnorm[KR_BATCH_MAX - 1];
+    expect_sum(rn * rn, rr, rr, tol, what);
+    return got;
 }
 
 /* idr_update at step k (k = s: with z = d .* r and the new f) */
@@ -304,31 +335,65 @@ static void check_update(idr_data *t, int k, double tol)
     expect_vec(t, X, 0, x, tol, "idr_update x");
     expect_vec(t, R, 0, r, tol, "idr_update r");
     if (k == s) expect_vec(t, Z, 0, z, tol, "idr_update z");
-    unsigned char *got = malloc(t->bytes);
+    unsigned char *got = expect_recorded(t, rr, tol, "idr_update r.r");
     kr_idr_dev *gs = (kr_idr_dev *)got;
-    get_state(t, got);
-    ck_assert_int_eq(gs->h.done, KR_BATCH_MAX);
-    ck_assert_int_eq(gs->h.stop, KR_DEV_RUNNING);
     double rn = gs->h.rnorm[KR_BATCH_MAX - 1];
-    expect_sum(rn * rn, rr, rr, tol, "idr_update r.r");
     double *f = kr_idr_dev_f(gs), *M = kr_idr_dev_M(gs);
-    int next = k == s ? 0 : k + 1;
-    if (k < s) {
+    if (k < s) { /* f and c as they were: idr_orth made them */
         ck_assert(gs->rnorm == rn);
-        for (int i = k + 1; i < s; i++) /* f(k+1:s) -= beta M(k+1:s,k) */
-            ck_assert(f[i] == kr_idr_dev_f(st)[i] - st->beta * M[i + k * s]);
+        ck_assert(!memcmp(f, kr_idr_dev_f(st), 2 * (size_t)s * sizeof *f));
     } else {
         double sums[KR_IDR_DEV_MAX_S], mag[KR_IDR_DEV_MAX_S];
         host_ptw(t, 0, s, r, sums, mag);
         for (int j = 0; j < s; j++)
             expect_sum(f[j], sums[j], mag[j], tol, "idr_update f");
+        /* the next cycle's first c */
+        expect_solved(s, M, kr_idr_dev_c(gs), f, 0, s, "next c");
     }
-    if (next < s) /* the next step's c */
-        expect_solved(s, M, kr_idr_dev_c(gs), f + next, next, s, "next c");
     free(got);
     free(x);
     free(r);
     free(z);
+}
+
+/* idr_update_vu at step k (k + 1 < s), with d and without: x and r as
+ * idr_update's, u_{k+1} as idr_vu's from the new r */
+static void check_update_vu(idr_data *t, int k, double tol)
+{
+    int32_t n = t->n;
+    double a = image(t)->beta, rr = 0.0;
+    double *x = malloc((size_t)n * sizeof(double) + 8);
+    double *r = malloc((size_t)n * sizeof(double) + 8);
+    double *v = malloc((size_t)n * sizeof(double) + 8);
+    double *u = malloc((size_t)n * sizeof(double) + 8);
+    for (int32_t i = 0; i < n; i++) {
+        x[i] = t->h[X][i] + a * col(t, U, k)[i];
+        r[i] = t->h[R][i] - a * col(t, G, k)[i];
+        rr += r[i] * r[i];
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        put(t);
+        host_u(t, k + 1, r, pass ? t->h[D] : NULL, NULL, v, u);
+        ck_assert_int_eq(t->ctx->ops->idr_update_vu(
+                             t->ctx, n, k, t->dv[U] + (size_t)k * n,
+                             t->dv[G] + (size_t)k * n, t->dv[X], t->dv[R],
+                             t->dv[G], t->dv[U], pass ? t->dv[D] : NULL,
+                             t->dv[V], t->dv[VH], t->ds),
+                         KR_OK);
+        expect_vec(t, X, 0, x, tol, "idr_update_vu x");
+        expect_vec(t, R, 0, r, tol, "idr_update_vu r");
+        expect_vec(t, U, k + 1, u, tol, "idr_update_vu u_{k+1}");
+        for (int j = 0; j < t->s; j++) /* the other columns stay */
+            if (j != k + 1) expect_vec(t, U, j, col(t, U, j), 0.0, "U");
+        unsigned char *got = expect_recorded(t, rr, tol, "idr_update_vu r.r");
+        kr_idr_dev *gs = (kr_idr_dev *)got;
+        ck_assert(gs->rnorm == gs->h.rnorm[KR_BATCH_MAX - 1]);
+        free(got);
+    }
+    free(x);
+    free(r);
+    free(v);
+    free(u);
 }
 
 /* idr_omega with v = r + x/2 (so v.r is far from 0) */
@@ -375,6 +440,11 @@ static void check_stopped(idr_data *t)
     ck_assert_int_eq(op->idr_h(ctx, n, k, d[P], d[G], t->ds), KR_OK);
     ck_assert_int_eq(op->idr_orth(ctx, n, k, d[P], d[G], d[U], t->ds), KR_OK);
     ck_assert_int_eq(op->idr_omega(ctx, n, d[V], d[R], t->ds), KR_OK);
+    if (k + 1 < s)
+        ck_assert_int_eq(op->idr_update_vu(ctx, n, k, d[U], d[G], d[X], d[R],
+                                           d[G], d[U], d[D], d[V], d[VH],
+                                           t->ds),
+                         KR_OK);
     for (int kk = k; kk <= s; kk += s - k)
         ck_assert_int_eq(op->idr_update(ctx, n, kk, d[VH], d[V], d[X], d[R],
                                         d[D], d[Z], d[P], t->ds),
@@ -473,10 +543,101 @@ void kt_check_idr_ops(kr_ctx *ctx, int32_t n, int s, uint64_t seed, double tol)
         check_u_nan(&t, k, tol);
         check_orth(&t, k, tol);
         check_update(&t, k, tol);
+        if (k + 1 < s) check_update_vu(&t, k, tol);
     }
     check_omega(&t, tol);
     check_update(&t, s, tol);
     check_stopped(&t);
     check_stops(&t);
     data_free(&t);
+}
+
+/* h from the format's op: M(0:k,0:k) h = P(:,0:k)^T y up to rounding */
+static void expect_h(idr_data *t, int k, const double *y, unsigned char *got,
+                     double tol)
+{
+    double sums[KR_IDR_DEV_MAX_S], mag[KR_IDR_DEV_MAX_S];
+    host_ptw(t, 0, k, y, sums, mag);
+    const double *M = kr_idr_dev_M(image(t)),
+                 *h = kr_idr_dev_hv((kr_idr_dev *)got);
+    for (int i = 0; i < k; i++) {
+        double Lh = 0.0;
+        for (int j = 0; j <= i; j++)
+            Lh += M[i + j * t->s] * h[j];
+        expect_sum(Lh, sums[i], mag[i] + fabs(Lh), tol * 10, "idr_dots h");
+    }
+}
+
+/* step 0's M column and beta from the format's op, as check_orth judges
+ * them */
+static void expect_m0(idr_data *t, const double *y, unsigned char *got,
+                      double tol)
+{
+    double sums[KR_IDR_DEV_MAX_S], mag[KR_IDR_DEV_MAX_S];
+    kr_idr_dev *gs = (kr_idr_dev *)got;
+    host_ptw(t, 0, t->s, y, sums, mag);
+    const double *M0 = kr_idr_dev_M(gs);
+    for (int j = 0; j < t->s; j++)
+        expect_sum(M0[j], sums[j], mag[j], tol, "idr_dots M(:,0)");
+    ck_assert_int_eq(gs->h.stop, KR_DEV_RUNNING);
+    ck_assert(gs->beta == kr_idr_dev_f(image(t))[0] / M0[0]);
+}
+
+/* omega from the format's op, as check_omega judges it */
+static void expect_omega(idr_data *t, const double *y, const kr_idr_dev *gs,
+                         double tol)
+{
+    const kr_idr_dev *st = image(t);
+    double tr = 0, tt = 0, mtr = 0;
+    for (int32_t i = 0; i < t->n; i++) {
+        tr += y[i] * t->h[R][i];
+        mtr += fabs(y[i] * t->h[R][i]);
+        tt += y[i] * y[i];
+    }
+    double om = kr_idr_omega(tr, tt, st->rnorm, st->kappa);
+    ck_assert_int_eq(gs->h.stop, KR_DEV_RUNNING);
+    ck_assert_msg(fabs(gs->om - om) <= 4 * tol * (mtr / fabs(tr)) * fabs(om),
+                  "idr_dots omega: %g vs %g", gs->om, om);
+}
+
+void kt_check_idr_dots(kr_ctx *ctx, const kr_csr *A, const char *format, int s,
+                       uint64_t seed, double tol)
+{
+    kr_matrix *Am = NULL;
+    ck_assert_int_eq(kr_matrix_create(ctx, A, format, &Am), KR_OK);
+    const kr_format_ops *f = Am->ops;
+    ck_assert(f->idr_dots_ok && f->idr_dots_apply && f->idr_dots_ok(Am->impl));
+    idr_data t;
+    data_init(&t, ctx, A->nrows, s, seed);
+    double *y = malloc((size_t)t.n * sizeof(double) + 8);
+    unsigned char *got = malloc(t.bytes);
+    ck_assert(y && got);
+    kr_csr_matvec(A, t.h[X], y);
+    for (int k = 0; k <= s; k++) {
+        put(&t);
+        ck_assert_int_eq(f->idr_dots_apply(ctx, Am->impl, k, t.dv[X], t.dv[V],
+                                           t.dv[P], t.dv[R], t.ds),
+                         KR_OK);
+        expect_vec(&t, V, 0, y, tol, "idr_dots y");
+        get_state(&t, got);
+        if (k == 0)
+            expect_m0(&t, y, got, tol);
+        else if (k < s)
+            expect_h(&t, k, y, got, tol);
+        else
+            expect_omega(&t, y, (kr_idr_dev *)got, tol);
+    }
+    image(&t)->h.stop = KR_DEV_STOP_CHECK; /* then nothing moves */
+    put(&t);
+    for (int k = 0; k <= s; k++)
+        ck_assert_int_eq(f->idr_dots_apply(ctx, Am->impl, k, t.dv[X], t.dv[V],
+                                           t.dv[P], t.dv[R], t.ds),
+                         KR_OK);
+    expect_vec(&t, V, 0, t.h[V], 0.0, "a stopped idr_dots y");
+    get_state(&t, got);
+    ck_assert(!memcmp(got, t.img, t.bytes));
+    free(y);
+    free(got);
+    data_free(&t);
+    kr_matrix_destroy(Am);
 }

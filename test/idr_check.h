@@ -14,4 +14,10 @@
  * (relative to the sum of the magnitudes of what was added). */
 void kt_check_idr_ops(kr_ctx *ctx, int32_t n, int s, uint64_t seed, double tol);
 
+/* The format's idr_dots_apply (the SpMV with IDR's M(:,0), h or omega)
+ * on A, shadow dimension s, each k = 0..s, then with the stop set, against
+ * plain loops; A must be a layout where idr_dots_ok holds. */
+void kt_check_idr_dots(kr_ctx *ctx, const kr_csr *A, const char *format, int s,
+                       uint64_t seed, double tol);
+
 #endif

@@ -36,6 +36,7 @@ static void use_host_path(kr_ctx *ctx)
     host_ops.idr_orth = NULL;
     host_ops.idr_omega = NULL;
     host_ops.idr_update = NULL;
+    host_ops.idr_update_vu = NULL;
     ctx->ops = &host_ops;
 }
 
@@ -54,18 +55,34 @@ static kr_status counted_update(kr_ctx *ctx, int32_t n, int k, const double *p,
     update_calls++;
     return real_update(ctx, n, k, p, q, x, r, d, z, P, st);
 }
+static kr_status (*real_update_vu)(kr_ctx *, int32_t, int, const double *,
+                                   const double *, double *, double *,
+                                   const double *, double *, const double *,
+                                   double *, double *, kr_idr_dev *);
+static kr_status counted_update_vu(kr_ctx *ctx, int32_t n, int k,
+                                   const double *p, const double *q, double *x,
+                                   double *r, const double *G, double *U,
+                                   const double *d, double *v, double *vh,
+                                   kr_idr_dev *st)
+{
+    update_calls++;
+    return real_update_vu(ctx, n, k, p, q, x, r, G, U, d, v, vh, st);
+}
 static void count_device_path(kr_ctx *ctx)
 {
     counted_ops = *ctx->ops;
     real_update = counted_ops.idr_update;
     counted_ops.idr_update = counted_update;
+    real_update_vu = counted_ops.idr_update_vu;
+    counted_ops.idr_update_vu = counted_update_vu;
     update_calls = 0;
     ctx->ops = &counted_ops;
 }
 
 /* The device solve() runs on: the CPU but in the GPU tests (each test
- * runs in a process of its own). */
+ * runs in a process of its own); likewise the format. */
 static kr_device solve_on = KR_DEVICE_CPU;
+static const char *solve_format = "csr";
 
 /* Solves A x = b (x0 = 0) with IDR(s) on a fresh context whose table
  * `prepare` (if not NULL) changes first. */
@@ -93,7 +110,7 @@ static outcome solve(const kr_csr *A, const double *b, const char *pc,
     kr_vec *vb = NULL, *vx = NULL;
     o.x = calloc((size_t)n + 1, sizeof(double));
     ck_assert_ptr_nonnull(o.x);
-    o.st = kr_matrix_create(ctx, A, "csr", &M);
+    o.st = kr_matrix_create(ctx, A, solve_format, &M);
     if (o.st == KR_OK) o.st = kr_precond_create(ctx, A, pc, &P);
     if (o.st == KR_OK) o.st = kr_vec_create(ctx, n, &vb);
     if (o.st == KR_OK) o.st = kr_vec_create(ctx, n, &vx);
@@ -380,6 +397,35 @@ START_TEST(ops_gpu)
 }
 END_TEST
 
+/* PELLR's idr_dots_apply against host loops on a backend: rows of 5 and
+ * of up to 81 entries (the GPU splits each slice of the latter over
+ * several warps), s = 1, 2, 4, 8. */
+static void check_dots_on(kr_ctx *ctx, uint64_t seed)
+{
+    const char *specs[] = {"convdiff2d:37,11", "elasticity3d:4"};
+    for (int p = 0; p < 2; p++) {
+        kr_csr A;
+        ck_assert_int_eq(kr_generate(ctx, specs[p], &A), KR_OK);
+        for (int i = 0; i < 4; i++)
+            kt_check_idr_dots(ctx, &A, "pellr", s_values[i],
+                              seed + (uint64_t)(p * 4 + i), 1e-12);
+        kr_csr_free(&A);
+    }
+}
+
+START_TEST(format_dots)
+{
+    uint64_t seed = (uint64_t)(kr_wtime() * 1e6);
+    printf("format_dots: seed %llu\n", (unsigned long long)seed);
+    kr_ctx *c = kt_cpu();
+    check_dots_on(c, seed);
+    kr_ctx_destroy(c);
+    kr_ctx *g = kt_gpu_or_skip("format_dots (gpu part)");
+    if (g) check_dots_on(g, seed);
+    kr_ctx_destroy(g);
+}
+END_TEST
+
 /* On the GPU: the device path against the GPU's host path (the same
  * reductions in the same order, so the counts should match; whether the
  * histories are equal bit for bit is printed), and two device-path solves
@@ -430,6 +476,101 @@ START_TEST(gpu_paths_agree)
 }
 END_TEST
 
+/* One solve with the fewer-launch steps on or off (KRYLOV_IDR_FUSED). */
+static outcome solve_fused(const kr_csr *A, const double *b, const char *pc,
+                           const kr_solve_options *o, int fused)
+{
+    if (fused)
+        unsetenv("KRYLOV_IDR_FUSED");
+    else
+        setenv("KRYLOV_IDR_FUSED", "0", 1);
+    outcome r = solve(A, b, pc, o, NULL);
+    unsetenv("KRYLOV_IDR_FUSED");
+    return r;
+}
+
+/* a and b (on the GPU: not meant to be bit for bit the same) both
+ * converged to the test's tolerance, iterations within gpu_paths_agree's
+ * tolerance */
+static void assert_close(const outcome *a, const outcome *b, int32_t n,
+                         const char *what)
+{
+    int its = b->res.iterations;
+    ck_assert_msg(a->res.reason > 0 && b->res.reason > 0, "%s: %s, %s", what,
+                  kr_reason_name(a->res.reason), kr_reason_name(b->res.reason));
+    ck_assert(a->res.true_rnorm <= 1.05e-8 * a->res.bnorm);
+    ck_assert(b->res.true_rnorm <= 1.05e-8 * b->res.bnorm);
+    ck_assert_msg(abs(its - a->res.iterations) <= 3 + its / 8,
+                  "%s: %d vs %d iterations", what, a->res.iterations, its);
+    ck_assert(kt_rel_diff(n, a->x, b->x) < 1e-5);
+}
+
+/* IDR(s) on one backend, fused (idr_update_vu with jacobi, PELLR's
+ * idr_dots_apply) against separate: on the CPU the composite ops are the
+ * separate ones in turn, so the same iterates bit for bit; on the GPU the
+ * fused sums add in another order: close, and close to the CPU's. */
+static void fused_case(const kr_csr *A, const double *b, const char *pc, int s,
+                       const outcome *cpu, const char *spec)
+{
+    kr_solve_options o = idr_options(s, 1e-8, 5000);
+    outcome f = solve_fused(A, b, pc, &o, 1), u = solve_fused(A, b, pc, &o, 0);
+    char what[128];
+    snprintf(what, sizeof what, "idr(%d) + %s on %s, %s", s, pc, spec,
+             solve_on == KR_DEVICE_CPU ? "CPU" : "GPU");
+    printf("fused_against_separate: %s: %d iterations fused, %d separate\n",
+           what, f.res.iterations, u.res.iterations);
+    if (solve_on == KR_DEVICE_CPU) {
+        ck_assert_msg(f.res.iterations == u.res.iterations, "%s: %d vs %d",
+                      what, f.res.iterations, u.res.iterations);
+        ck_assert(!memcmp(f.x, u.x, (size_t)A->nrows * sizeof(double)));
+        ck_assert_int_gt(f.res.reason, 0);
+        ck_assert(f.res.true_rnorm <= 1.05e-8 * f.res.bnorm);
+    } else {
+        assert_close(&f, &u, A->nrows, what);
+        assert_close(&f, cpu, A->nrows, what);
+    }
+    outcome_free(&f);
+    outcome_free(&u);
+}
+
+/* The fused steps against the separate ones and the CPU, fresh b each
+ * run (seed printed), PELLR (whose fused SpMV makes h and omega), jacobi
+ * (u_{k+1} made in the update) and bjacobi (not diagonal: only the
+ * SpMV's part). */
+START_TEST(fused_against_separate)
+{
+    uint64_t seed = (uint64_t)kr_wtime();
+    printf("fused_against_separate: seed %llu\n", (unsigned long long)seed);
+    kr_ctx *probe = kt_gpu_or_skip("fused_against_separate (gpu part)");
+    int gpu = probe != NULL;
+    kr_ctx_destroy(probe);
+    solve_format = "pellr";
+    const char *specs[] = {"convdiff2d:60,20", "poisson2d:40"};
+    for (int p = 0; p < 2; p++) {
+        kr_ctx *c = kt_cpu();
+        kr_csr A;
+        ck_assert_int_eq(kr_generate(c, specs[p], &A), KR_OK);
+        double *b = rhs(&A, seed + (uint64_t)p);
+        for (int q = 0; q < 2; q++)
+            for (int i = 0; i < 4; i++) {
+                const char *pc = q ? "bjacobi" : "jacobi";
+                kr_solve_options o = idr_options(s_values[i], 1e-8, 5000);
+                solve_on = KR_DEVICE_CPU;
+                outcome cpu = solve(&A, b, pc, &o, NULL);
+                fused_case(&A, b, pc, s_values[i], &cpu, specs[p]);
+                solve_on = KR_DEVICE_CUDA;
+                if (gpu) fused_case(&A, b, pc, s_values[i], &cpu, specs[p]);
+                solve_on = KR_DEVICE_CPU;
+                outcome_free(&cpu);
+            }
+        free(b);
+        kr_csr_free(&A);
+        kr_ctx_destroy(c);
+    }
+    solve_format = "csr";
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("idr_device");
@@ -448,6 +589,8 @@ int main(void)
     tcase_add_test(to, ops_cpu);
     tcase_add_test(to, ops_gpu);
     tcase_add_test(to, gpu_paths_agree);
+    tcase_add_test(to, fused_against_separate);
+    tcase_add_test(to, format_dots);
     suite_add_tcase(s, to);
     return kt_run(s);
 }
