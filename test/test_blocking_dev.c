@@ -126,6 +126,67 @@ static void compare_blocking(kr_ctx *g, const kr_csr *A, int32_t max,
     kr_ctx_destroy(cpu);
 }
 
+/* 1 when rows i - 1 and i of A have one column pattern. */
+static int same_row_pattern(const kr_csr *A, int32_t i)
+{
+    int32_t a = A->rowptr[i - 1], b = A->rowptr[i], len = b - a;
+    if (A->rowptr[i + 1] - b != len) return 0;
+    for (int32_t q = 0; q < len; q++)
+        if (A->colind[a + q] != A->colind[b + q]) return 0;
+    return 1;
+}
+
+/* The host reference checked by its definition on runs matrices (so that
+ * the GPU's comparisons with it mean something; runs on any machine):
+ * every block is whole supervariables (a block boundary wherever the
+ * pattern changes), at most max rows, and could not take the next
+ * supervariable without exceeding max, a supervariable being a run of one
+ * pattern cut every max rows. */
+START_TEST(host_blocking_by_definition)
+{
+    kr_ctx *cpu = kt_cpu();
+    uint64_t seed = (uint64_t)kr_wtime(), st = seed;
+    printf("host_blocking_by_definition: seed %llu\n",
+           (unsigned long long)seed);
+    for (int t = 0; t < 64; t++) {
+        int32_t n = 1 + (int32_t)(kt_rand_u64(&st) % 3000);
+        int32_t max = 1 + t % KR_BLOCK_MAX, nb, *s;
+        kr_csr A;
+        runs_csr(cpu, n, &st, &A);
+        ck_assert_int_eq(kr_blocking_supervariables(cpu, &A, max, &nb, &s),
+                         KR_OK);
+        /* sv[i] = 1 where a supervariable opens at row i */
+        unsigned char *sv = calloc((size_t)n + 1, 1);
+        for (int32_t i = 0, open = 0; i < n; i++) {
+            if (i == 0 || !same_row_pattern(&A, i) || i - open == max)
+                open = i, sv[i] = 1;
+        }
+        sv[n] = 1;
+        ck_assert_int_eq(s[0], 0);
+        ck_assert_int_eq(s[nb], n);
+        for (int32_t b = 0; b < nb; b++) {
+            int32_t k = s[b + 1] - s[b], next = s[b + 1] + 1;
+            ck_assert_msg(k >= 1 && k <= max && sv[s[b]],
+                          "seed %llu case %d: block %d (rows %d..%d, max %d)",
+                          (unsigned long long)seed, t, (int)b + 1,
+                          (int)s[b] + 1, (int)s[b + 1], (int)max);
+            for (int32_t i = s[b] + 1; i < s[b + 1]; i++)
+                ck_assert(i - s[b] < max && (sv[i] || same_row_pattern(&A, i)));
+            while (next <= n && !sv[next])
+                next++;
+            ck_assert_msg(b == nb - 1 || next - s[b] > max,
+                          "seed %llu case %d: block %d could take the next "
+                          "supervariable",
+                          (unsigned long long)seed, t, (int)b + 1);
+        }
+        free(sv);
+        free(s);
+        kr_csr_free(&A);
+    }
+    kr_ctx_destroy(cpu);
+}
+END_TEST
+
 /* Sizes where the device's chunks of rows begin and end. */
 static const int32_t edge_sizes[] = {1,   2,   31,  32,  33,  127,
                                      128, 129, 255, 256, 257, 4097};
@@ -259,6 +320,7 @@ static Suite *suite(void)
 {
     Suite *s = suite_create("blocking_dev");
     TCase *t = tcase_create("core");
+    tcase_add_test(t, host_blocking_by_definition);
     tcase_add_test(t, device_blocking_random);
     tcase_add_test(t, device_blocking_matrices);
     tcase_add_test(t, device_blocking_knob);
