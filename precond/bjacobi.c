@@ -2,15 +2,18 @@
  * Flegar, Quintana-Orti 2018). One pipeline for both backends, with the
  * kernels behind precond/gje_batch.h: the CSR in backend memory (uploaded
  * on the GPU, the caller's own arrays on the CPU), the block partition
- * (precond/blocking.c: pattern flags on the backend, cut and merged on the
- * host), extraction and Gauss-Jordan inversion of every block in one pass,
- * singular blocks replaced or reported by the caller's policy, and the
- * apply as a batched dense mat-vec. */
+ * (on the GPU found on the device, precond/blocking_dev.cu; on the CPU,
+ * or with KRYLOV_BJACOBI_DEVICE_BLOCKING=0, precond/blocking.c's pattern
+ * flags on the backend, cut and merged on the host), extraction and
+ * Gauss-Jordan inversion of every block in one pass, singular blocks replaced
+ * or reported by the caller's policy, and the apply as a batched dense mat-vec.
+ */
 #include "precond/bjacobi.h"
 
 #include "core/error.h"
 #include "core/vec.h"
 #include "precond/blocking.h"
+#include "precond/blocking_dev.h"
 #include "precond/gje.h"
 #include "precond/gje_batch.h"
 #include "precond/precond.h"
@@ -52,7 +55,8 @@ static void bj_free(kr_ctx *ctx, bj_impl *m)
  * fixed cost there is mostly allocations and transfers. */
 typedef struct bj_setup_mem {
     kr_gje_csr A;
-    void *scratch; /* 4 (n + 1) bytes: flags (n), then info (nb <= n) */
+    void *scratch; /* 8 (n + 1) bytes: flags (n), then info (nb <= n)
+                      and, after it, a copy of the block starts     */
     void *dev;     /* the allocation on the GPU, NULL on the CPU       */
     unsigned char *host_scratch;
     int uploaded; /* 1 when A was uploaded (no view of the matrix's)  */
@@ -65,7 +69,7 @@ static kr_status setup_mem(kr_ctx *ctx, const kr_csr *A, const kr_csr_view *dev,
     memset(w, 0, sizeof *w);
     w->A = (kr_gje_csr){A->nrows, A->nnz, A->rowptr, A->colind, A->val};
     size_t n1 = (size_t)A->nrows + 1, nnz = (size_t)A->nnz;
-    size_t scratch = 4 * n1;
+    size_t scratch = 8 * n1;
     if (ctx->device != KR_DEVICE_CUDA) {
         w->host_scratch = malloc(scratch);
         w->scratch = w->host_scratch;
@@ -101,6 +105,16 @@ static void setup_mem_free(kr_ctx *ctx, bj_setup_mem *w)
     free(w->host_scratch);
 }
 
+/* 1 for the supervariable blocking on the device: on a GPU unless
+ * $KRYLOV_BJACOBI_DEVICE_BLOCKING is "0" (the host pass, kept as the
+ * reference and to time both). */
+static int device_blocking(const kr_ctx *ctx, int32_t n)
+{
+    const char *env = getenv("KRYLOV_BJACOBI_DEVICE_BLOCKING");
+    return ctx->device == KR_DEVICE_CUDA && n > 0 &&
+           !(env && !strcmp(env, "0"));
+}
+
 /* Supervariable blocking: pattern flags on the backend, cut and merged on
  * the host. */
 static kr_status supervariables(kr_ctx *ctx, const bj_impl *m,
@@ -130,6 +144,8 @@ static kr_status partition(kr_ctx *ctx, const kr_csr *A, const bj_setup_mem *w,
         st = kr_blocking_fixed(ctx, A->nrows, o->block_size, &nb, &starts);
     else if (o->blocking == KR_BLOCKING_SCC)
         st = kr_blocking_scc(ctx, A, o->block_size, &nb, &starts);
+    else if (device_blocking(ctx, m->n))
+        return kr_blocking_dev_batch(ctx, &w->A, o->block_size, &m->bb);
     else
         st = supervariables(ctx, m, w, o->block_size, &nb, &starts);
     if (st == KR_OK) st = kr_gje_batch_create(ctx, nb, starts, &m->bb);
@@ -223,20 +239,37 @@ static kr_status apply_policy(kr_ctx *ctx, const kr_csr *A,
     return KR_OK;
 }
 
+/* bad[0..nb) = the blocks' info flags. A batch built on the device has
+ * no host starts yet: they are copied behind the flags and come back in
+ * the same download, so the device blocking costs no transfer of its own
+ * but its header. */
+static kr_status read_info(kr_ctx *ctx, const bj_setup_mem *w, bj_impl *m,
+                           int32_t *bad)
+{
+    size_t nb = (size_t)m->bb.nb, count = nb;
+    int32_t *d_info = w->scratch;
+    if (!m->bb.h_starts) {
+        count += nb + 1;
+        KR_TRY(ctx->ops->copy(ctx, d_info + nb, m->bb.starts,
+                              (nb + 1) * sizeof *d_info));
+    }
+    KR_TRY(m->ops->extract_invert(ctx, &m->bb, &w->A, m->inv, d_info));
+    KR_TRY(ctx->ops->download(ctx, bad, d_info, count * sizeof *bad));
+    if (count == nb) return KR_OK;
+    return kr_gje_batch_set_host(ctx, &m->bb, bad + nb);
+}
+
 /* Extraction and inversion in one pass, then the singular policy. */
 static kr_status invert_blocks(kr_ctx *ctx, const kr_csr *A,
                                const bj_setup_mem *w, kr_singular_policy policy,
                                bj_impl *m)
 {
     size_t nb = (size_t)m->bb.nb;
-    int32_t *d_info = w->scratch, *bad = malloc((nb + 1) * sizeof *bad);
+    int32_t *bad = malloc((2 * nb + 2) * sizeof *bad);
     if (!bad) return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
     kr_status st = ctx->ops->alloc(ctx, (void **)&m->inv,
                                    ((size_t)m->bb.total + 1) * sizeof(double));
-    if (st == KR_OK)
-        st = m->ops->extract_invert(ctx, &m->bb, &w->A, m->inv, d_info);
-    if (st == KR_OK)
-        st = ctx->ops->download(ctx, bad, d_info, nb * sizeof *bad);
+    if (st == KR_OK) st = read_info(ctx, w, m, bad);
     if (st == KR_OK) st = apply_policy(ctx, A, policy, m, bad);
     m->singular = bad; /* kept for the view */
     return st;

@@ -2,7 +2,8 @@
  * CSR pattern, fixed sizes, or sizes the caller gives. The pattern
  * comparison (O(nnz)) runs in parallel on the backend (kr_gje_batch_ops's
  * pattern_flags); cutting and merging supervariables is one O(n) pass on
- * the host over those flags. */
+ * the host over those flags: the CPU backend's, and the reference of the
+ * GPU's device blocking (precond/blocking_dev.cu). */
 #include "precond/blocking.h"
 
 #include "core/error.h"

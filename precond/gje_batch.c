@@ -100,6 +100,37 @@ kr_status kr_gje_batch_create(kr_ctx *ctx, int32_t nb, const int32_t *starts,
     return st;
 }
 
+kr_status kr_gje_batch_set_host(kr_ctx *ctx, kr_gje_batch *bb,
+                                const int32_t *starts)
+{
+    kr_gje_batch h;
+    memset(&h, 0, sizeof h);
+    h.nb = bb->nb;
+    h.h_starts = malloc(((size_t)bb->nb + 1) * sizeof *h.h_starts);
+    kr_status st = KR_OK;
+    if (!h.h_starts) st = kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
+    if (st == KR_OK) st = check_starts(ctx, bb->nb, starts);
+    if (st == KR_OK) {
+        memcpy(h.h_starts, starts, ((size_t)bb->nb + 1) * sizeof *starts);
+        st = fill_host(ctx, &h);
+    }
+    if (st == KR_OK &&
+        (h.max_k != bb->max_k || h.nrows != bb->nrows || h.total != bb->total ||
+         memcmp(h.class_start, bb->class_start, sizeof h.class_start)))
+        st = kr_fail(ctx, KR_ERR_DEVICE,
+                     "gje batch: the %d block starts read back do not give "
+                     "the sizes the device found",
+                     (int)bb->nb);
+    if (st != KR_OK) {
+        kr_gje_batch_free(ctx, &h); /* host arrays only: h.dev is NULL */
+        return st;
+    }
+    bb->h_starts = h.h_starts;
+    bb->h_offs = h.h_offs;
+    bb->h_order = h.h_order;
+    return KR_OK;
+}
+
 void kr_gje_batch_free(kr_ctx *ctx, kr_gje_batch *bb)
 {
     if (!bb) return;

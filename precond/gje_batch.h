@@ -54,6 +54,12 @@ kr_status kr_gje_batch_create(kr_ctx *ctx, int32_t nb, const int32_t *starts,
                               kr_gje_batch *bb);
 void kr_gje_batch_free(kr_ctx *ctx, kr_gje_batch *bb); /* accepts zeroed */
 
+/* Fills the host arrays of a batch built on the device
+ * (kr_blocking_dev_batch) from its starts (nb + 1, host, read back);
+ * KR_ERR_DEVICE when they do not give the sizes the device found. */
+kr_status kr_gje_batch_set_host(kr_ctx *ctx, kr_gje_batch *bb,
+                                const int32_t *starts);
+
 /* A CSR matrix in backend memory (the host kr_csr itself on the CPU). */
 typedef struct kr_gje_csr {
     int32_t nrows, nnz;
