@@ -1654,11 +1654,13 @@ static kr_status cu_mcolumn(kr_ctx *ctx, int32_t n, int k, int j, double *X,
 
 static int mdev_block(int k) { return BLOCK / k * k; }
 
-/* Blocks for a reduction of nsums sums per column, within the scratch. */
+/* Blocks for a reduction of nsums sums per column, within the scratch:
+ * up to 8 a multiprocessor (2048 threads), enough loads in flight for
+ * these streaming passes. */
 static int mdev_grid(kr_ctx *ctx, int64_t nk, int k, int nsums)
 {
     int nb = kr_grid(nk, mdev_block(k));
-    int cap = 4 * kr_cuda(ctx)->sm_count;
+    int cap = 8 * kr_cuda(ctx)->sm_count;
     int room = (MSCR_COEF - MSCR_PARTIAL) / (nsums * k);
     if (cap > room) cap = room;
     return nb > cap ? cap : nb;

@@ -91,23 +91,6 @@ static kr_status mcg_enqueue(void *arg)
     return KR_OK;
 }
 
-static int mcg_reason(const void *state, kr_reason *why)
-{
-    const kr_cg_dev *s = state;
-    switch (s->h.stop) {
-    case KR_DEV_STOP_RHO:
-        *why =
-            isfinite(s->rho) ? KR_DIVERGED_INDEFINITE_PC : KR_DIVERGED_NANORINF;
-        return 1;
-    case KR_DEV_STOP_PQ:
-        *why = !isfinite(s->pq) ? KR_DIVERGED_NANORINF
-               : s->rho == 0    ? KR_DIVERGED_BREAKDOWN
-                                : KR_DIVERGED_INDEFINITE_MAT;
-        return 1;
-    default: return 0;
-    }
-}
-
 /* The iterations after the start-up with the columns' scalars in backend
  * memory (mcg_step); a column outside m->run starts stopped. */
 static kr_status device_loop(kr_multi *m, const cg_cols *c, const double *d)
@@ -130,7 +113,7 @@ static kr_status device_loop(kr_multi *m, const cg_cols *c, const double *d)
                            .nb = &b.nb,
                            .host = hs,
                            .size = sizeof *hs,
-                           .reason = mcg_reason};
+                           .reason = kr_cg_dev_reason};
     kr_status st = kr_multi_dev_loop_run(m, &L);
     free(hs);
     return st;

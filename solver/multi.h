@@ -77,6 +77,10 @@ kr_status kr_idr_shadow_space(kr_ctx *ctx, int32_t n, int s, uint64_t seed,
                               double *P);
 int kr_idr_shadow_dim(const kr_solve_options *o, int32_t n);
 
+/* CG's reason for a device stop other than STOP_CHECK (kr_cg_dev's
+ * rho or p.q; solver/cg.c), for the single and the multi-column loops. */
+int kr_cg_dev_reason(const void *state, kr_reason *why);
+
 /* Per-column scalars that are the same for every column. */
 void kr_multi_fill(double *s, int k, double v);
 /* Block i of the method's work. */
