@@ -631,6 +631,17 @@ typedef struct kr_backend_ops {
     /* column j of a block: x = X(:,j) (to_block 0) or X(:,j) = x (1) */
     kr_status (*mcolumn)(kr_ctx *ctx, int32_t n, int k, int j, double *X,
                          double *x, int to_block);
+    /* mcg_step: cg_step per column with the scalars in backend memory,
+     * S[j] (k structs) for column j. A column takes part while it is in
+     * mask and S[j].h.stop is 0 (re-read after each stage): p.q and
+     * kr_cg_dev_alpha (as mdots), then the update with a = S[j].alpha and
+     * kr_cg_dev_update(S + j, r.z, r.r) (as mxr_update), then P = Zk +
+     * beta P (as maxpby with 1 and S[j].beta). A stopped column is
+     * neither read nor written: it stays frozen. */
+    kr_status (*mcg_step)(kr_ctx *ctx, int32_t n, int k, double *P,
+                          const double *Q, double *X, double *R,
+                          const double *d, double *Z, const double *Zk,
+                          kr_cg_dev *S, uint64_t mask);
     /* ---- end of the several-right-hand-sides ops ---- */
 } kr_backend_ops;
 

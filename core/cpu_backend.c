@@ -1172,6 +1172,42 @@ static kr_status cpu_mcolumn(kr_ctx *ctx, int32_t n, int k, int j, double *X,
     }
     return KR_OK;
 }
+/* The columns of mask whose device state still runs. */
+static uint64_t live_cols(int k, const kr_cg_dev *S, uint64_t mask)
+{
+    uint64_t live = 0;
+    for (int j = 0; j < k; j++)
+        if ((mask >> j & 1) && !S[j].h.stop) live |= (uint64_t)1 << j;
+    return live;
+}
+
+/* The three stages of mcg_step with the ops above, so that each column
+ * repeats the host-scalar loop's (and its single solve's) doubles. */
+static kr_status cpu_mcg_step(kr_ctx *ctx, int32_t n, int k, double *P,
+                              const double *Q, double *X, double *R,
+                              const double *d, double *Z, const double *Zk,
+                              kr_cg_dev *S, uint64_t mask)
+{
+    double v[2 * KR_MULTI_MAX], a[KR_MULTI_MAX], one[KR_MULTI_MAX];
+    const double *ps[1] = {P}, *qs[1] = {Q};
+    uint64_t live = live_cols(k, S, mask);
+    if (!live) return KR_OK;
+    KR_TRY(cpu_mdots(ctx, n, k, 1, ps, qs, live, v));
+    for (int j = 0; j < k; j++)
+        if (live >> j & 1) kr_cg_dev_alpha(&S[j], v[j]);
+    live = live_cols(k, S, mask);
+    for (int j = 0; j < k; j++)
+        a[j] = S[j].alpha;
+    if (!live) return KR_OK;
+    KR_TRY(cpu_mxr_update(ctx, n, k, a, P, Q, X, R, d, Z, live, v));
+    for (int j = 0; j < k; j++) {
+        if (live >> j & 1) kr_cg_dev_update(&S[j], v[j], v[k + j]);
+        one[j] = 1.0;
+        a[j] = S[j].beta;
+    }
+    live = live_cols(k, S, mask);
+    return live ? cpu_maxpby(ctx, n, k, one, Zk, a, P, live) : KR_OK;
+}
 /* ==== end of the several-right-hand-sides ops ==== */
 
 static const kr_backend_ops cpu_ops = {
@@ -1230,6 +1266,7 @@ static const kr_backend_ops cpu_ops = {
     .mgemv_n = cpu_mgemv_n,
     .mpointwise = cpu_mpointwise,
     .mcolumn = cpu_mcolumn,
+    .mcg_step = cpu_mcg_step,
 };
 
 const kr_backend_ops *kr_cpu_backend(void) { return &cpu_ops; }

@@ -1710,6 +1710,162 @@ static kr_status cu_mcolumn(kr_ctx *ctx, int32_t n, int k, int j, double *X,
 }
 /* ==== end of the several-right-hand-sides ops ==== */
 
+/* ==== several right-hand sides, CG's scalars in backend memory ====
+ * mcg_step over n x k row-major blocks with one kr_cg_dev per column.
+ * A block has a multiple of k threads, so through the grid-stride loop a
+ * thread keeps one column and reads its scalars once. A column outside
+ * the mask or stopped is neither read nor written. Per-column sums go
+ * through partial sums in the multi ops' scratch; the last block to
+ * finish (counted in S[0].h.ticket) adds them, a warp per sum in a fixed
+ * order, and runs the columns' scalar steps: no host round trip. */
+
+static int mdev_block(int k) { return BLOCK / k * k; }
+
+/* Blocks for a reduction of nsums sums per column, within the scratch:
+ * up to 8 a multiprocessor (2048 threads), enough loads in flight for
+ * these streaming passes. */
+static int mdev_grid(kr_ctx *ctx, int64_t nk, int k, int nsums)
+{
+    int nb = kr_grid(nk, mdev_block(k));
+    int cap = 8 * kr_cuda(ctx)->sm_count;
+    int room = (MSCR_COEF - MSCR_PARTIAL) / (nsums * k);
+    if (cap > room) cap = room;
+    return nb > cap ? cap : nb;
+}
+
+__device__ __forceinline__ int mcg_live(const kr_cg_dev *S, uint64_t mask,
+                                        int j)
+{
+    return (mask >> j & 1) && !S[j].h.stop;
+}
+
+/* The block's per-column sums of u (and of v when two) into
+ * partial[(w*k + j)*gridDim.x + blockIdx.x], w = 0 for u, 1 for v. */
+__device__ void mcol_partials(double u, double v, int two, int k,
+                              double *partial)
+{
+    __shared__ double sh[2][BLOCK];
+    int t = threadIdx.x;
+    sh[0][t] = u;
+    sh[1][t] = v;
+    __syncthreads();
+    if (t < (two ? 2 : 1) * k) {
+        int w = t / k, c = t % k;
+        double s = 0.0;
+        for (int i = c; i < (int)blockDim.x; i += k)
+            s += sh[w][i];
+        partial[(size_t)t * gridDim.x + blockIdx.x] = s;
+    }
+}
+
+/* In the last block: tot[r] = the sum of partial sum r over the blocks,
+ * r < nr, a full warp per sum (the block may end in a partial warp). */
+__device__ void mcol_totals(int nr, const double *partial, double *tot)
+{
+    int lane = threadIdx.x % 32, w = threadIdx.x / 32, nw = blockDim.x / 32;
+    for (int r = w; w < nw && r < nr; r += nw) {
+        double s = 0.0;
+        for (int i = lane; i < (int)gridDim.x; i += 32)
+            s += __ldcg(partial + (size_t)r * gridDim.x + i);
+        for (int off = 16; off > 0; off /= 2)
+            s += __shfl_down_sync(~0u, s, off);
+        if (lane == 0) tot[r] = s;
+    }
+    __syncthreads();
+}
+
+__global__ void k_mcg_alpha(int64_t nk, int k, const double *__restrict__ P,
+                            const double *__restrict__ Q, kr_cg_dev *S,
+                            uint64_t mask, double *partial)
+{
+    __shared__ double tot[KR_MULTI_MAX];
+    double v = 0.0;
+    if (mcg_live(S, mask, threadIdx.x % k)) GRID_STRIDE(e, nk) v += P[e] * Q[e];
+    mcol_partials(v, 0.0, 0, k, partial);
+    if (!last_block(&S[0].h.ticket)) return;
+    mcol_totals(k, partial, tot);
+    int c = threadIdx.x;
+    if (c < k && mcg_live(S, mask, c)) kr_cg_dev_alpha(&S[c], tot[c]);
+}
+
+/* x += a p; r -= a q; z = d .* r (d NULL: z = r, unwritten) over the
+ * thread's entries of its column; the row index steps with the entry */
+__device__ void mcg_xr(int64_t nk, int k, double a,
+                       const double *__restrict__ P,
+                       const double *__restrict__ Q, double *X, double *R,
+                       const double *__restrict__ d, double *Z, double *rz,
+                       double *rr)
+{
+    int64_t step = (int64_t)gridDim.x * blockDim.x;
+    int64_t e0 = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
+    for (int64_t e = e0, i = e0 / k; e < nk; e += step, i += step / k) {
+        X[e] += a * P[e];
+        double ri = R[e] - a * Q[e], zi = ri;
+        R[e] = ri;
+        if (d) {
+            zi = d[i] * ri;
+            Z[e] = zi;
+        }
+        *rz += ri * zi;
+        *rr += ri * ri;
+    }
+}
+
+__global__ void k_mcg_update(int64_t nk, int k, const double *__restrict__ P,
+                             const double *__restrict__ Q, double *X, double *R,
+                             const double *__restrict__ d, double *Z,
+                             kr_cg_dev *S, uint64_t mask, double *partial)
+{
+    __shared__ double tot[2 * KR_MULTI_MAX];
+    int j = threadIdx.x % k;
+    double rz = 0.0, rr = 0.0;
+    if (mcg_live(S, mask, j))
+        mcg_xr(nk, k, S[j].alpha, P, Q, X, R, d, Z, &rz, &rr);
+    mcol_partials(rz, rr, 1, k, partial);
+    if (!last_block(&S[0].h.ticket)) return;
+    mcol_totals(2 * k, partial, tot);
+    int c = threadIdx.x;
+    if (c < k && mcg_live(S, mask, c))
+        kr_cg_dev_update(&S[c], tot[c], tot[k + c]);
+}
+
+/* P = one Zk + beta P, one = 1.0 as in k_cg_direction */
+__global__ void k_mcg_direction(int64_t nk, int k, double one,
+                                const double *__restrict__ Zk, double *P,
+                                const kr_cg_dev *S, uint64_t mask)
+{
+    int j = threadIdx.x % k;
+    if (!mcg_live(S, mask, j)) return;
+    double b = S[j].beta;
+    GRID_STRIDE(e, nk) P[e] = one * Zk[e] + b * P[e];
+}
+
+/* Three launches, as cu_cg_step's. */
+static kr_status cu_mcg_step(kr_ctx *ctx, int32_t n, int k, double *P,
+                             const double *Q, double *X, double *R,
+                             const double *d, double *Z, const double *Zk,
+                             kr_cg_dev *S, uint64_t mask)
+{
+    if (k < 1 || k > KR_MULTI_MAX)
+        return kr_fail(ctx, KR_ERR_ARG, "mcg_step: k = %d outside 1..%d", k,
+                       KR_MULTI_MAX);
+    kr_cuda_state *st = kr_cuda(ctx);
+    int64_t nk = (int64_t)n * k;
+    int bs = mdev_block(k);
+    double *partial = st->d_scratch + MSCR_PARTIAL;
+    k_mcg_alpha<<<mdev_grid(ctx, nk, k, 1), bs, 0, st->stream>>>(nk, k, P, Q, S,
+                                                                 mask, partial);
+    KR_LAUNCH_CHECK(ctx);
+    k_mcg_update<<<mdev_grid(ctx, nk, k, 2), bs, 0, st->stream>>>(
+        nk, k, P, Q, X, R, d, Z, S, mask, partial);
+    KR_LAUNCH_CHECK(ctx);
+    k_mcg_direction<<<kr_grid(nk, bs), bs, 0, st->stream>>>(nk, k, 1.0, Zk, P,
+                                                            S, mask);
+    KR_LAUNCH_CHECK(ctx);
+    return KR_OK;
+}
+/* ==== end of the several-right-hand-sides device-scalar ops ==== */
+
 static kr_backend_ops make_ops(void)
 {
     kr_backend_ops o;
@@ -1769,6 +1925,7 @@ static kr_backend_ops make_ops(void)
     o.mgemv_n = cu_mgemv_n;
     o.mpointwise = cu_mpointwise;
     o.mcolumn = cu_mcolumn;
+    o.mcg_step = cu_mcg_step;
     return o;
 }
 

@@ -130,7 +130,7 @@ static kr_status cg_enqueue(void *arg)
     return KR_OK;
 }
 
-static int cg_reason(const void *host, kr_reason *why)
+int kr_cg_dev_reason(const void *host, kr_reason *why)
 {
     const kr_cg_dev *s = host;
     switch (s->h.stop) {
@@ -181,7 +181,7 @@ static kr_status cg_device_loop(kr_solve_args *a, kr_result *res, double *w,
                      .nb = &c.nb,
                      .host = &hs,
                      .bytes = sizeof hs,
-                     .reason = cg_reason};
+                     .reason = kr_cg_dev_reason};
     return kr_dev_loop_run(a, res, &L);
 }
 

@@ -1,10 +1,17 @@
 /* CG over k columns (kr_solve_multi): cg.c's iteration with a scalar per
  * column, one SpMM per iteration, the fused update (diagonal
- * preconditioner) or the preconditioner over the k columns at once. */
+ * preconditioner) or the preconditioner over the k columns at once.
+ * With a diagonal preconditioner (or none) the columns' scalars stay in
+ * backend memory (kr_cg_dev per column, the mcg_step op; batches in
+ * solver/multi_devloop.c) as cg.c's device loop keeps one system's: an
+ * iteration is the SpMM and three launches, no host round trip.
+ * KRYLOV_MULTI_DEVICE=0 keeps them on the host (the loop below), to
+ * compare. */
 #include "core/error.h"
 #include "solver/multi.h"
 
 #include <math.h>
+#include <stdlib.h>
 
 enum { R, Z, P, Q, NWORK };
 
@@ -61,6 +68,75 @@ static kr_status alpha_step(kr_multi *m, cg_cols *c)
     return KR_OK;
 }
 
+/* One batch of device iterations: what the backend enqueues or replays. */
+typedef struct mcg_batch {
+    kr_multi *m;
+    uint64_t mask; /* the run's columns at its start: fixed, for a graph */
+    const double *d, *zk; /* the diagonal (NULL: identity), z or r */
+    kr_cg_dev *s;         /* k states, backend memory */
+    int nb;
+} mcg_batch;
+
+static kr_status mcg_enqueue(void *arg)
+{
+    mcg_batch *c = arg;
+    kr_multi *m = c->m;
+    double *r = kr_multi_block(m, R), *z = kr_multi_block(m, Z);
+    double *p = kr_multi_block(m, P), *q = kr_multi_block(m, Q);
+    for (int i = 0; i < c->nb; i++) {
+        KR_TRY(kr_multi_spmm(m, c->mask, p, q));
+        KR_TRY(m->ctx->ops->mcg_step(m->ctx, m->n, m->k, p, q, m->X, r, c->d, z,
+                                     c->zk, c->s, c->mask));
+    }
+    return KR_OK;
+}
+
+/* The iterations after the start-up with the columns' scalars in backend
+ * memory (mcg_step); a column outside m->run starts stopped. */
+static kr_status device_loop(kr_multi *m, const cg_cols *c, const double *d)
+{
+    kr_cg_dev *hs = calloc((size_t)m->k, sizeof *hs);
+    if (!hs) return kr_fail(m->ctx, KR_ERR_NOMEM, "out of host memory");
+    for (int j = 0; j < m->k; j++) {
+        if (!(m->run >> j & 1)) {
+            hs[j].h.stop = KR_DEV_STOP_CHECK;
+            continue;
+        }
+        kr_dev_head_init(&m->col[j], &hs[j].h);
+        hs[j].rho = c->rho[j];
+    }
+    mcg_batch b = {.m = m, .mask = m->run, .d = d, .s = m->dstate};
+    b.zk = d ? kr_multi_block(m, Z) : kr_multi_block(m, R);
+    kr_multi_dev_loop L = {.name = "cg",
+                           .enqueue = mcg_enqueue,
+                           .arg = &b,
+                           .nb = &b.nb,
+                           .host = hs,
+                           .size = sizeof *hs,
+                           .reason = kr_cg_dev_reason};
+    kr_status st = kr_multi_dev_loop_run(m, &L);
+    free(hs);
+    return st;
+}
+
+/* A diagonal preconditioner (or none) on a backend with mcg_step, unless
+ * KRYLOV_MULTI_DEVICE=0: the device loop. */
+static int device_ok(const kr_multi *m, const double **d)
+{
+    return m->ctx->ops->mcg_step && kr_multi_device_on(m) &&
+           m->P->ops->diagonal && m->P->ops->diagonal(m->P->impl, d);
+}
+
+/* The columns whose rho allows no step stop (the top of an iteration). */
+static void check_rho(kr_multi *m, const cg_cols *c)
+{
+    KR_FOR_COLS(j, m->run, m->k)
+    if (c->rho[j] < 0 || !isfinite(c->rho[j]))
+        kr_multi_stop(m, j,
+                      isfinite(c->rho[j]) ? KR_DIVERGED_INDEFINITE_PC
+                                          : KR_DIVERGED_NANORINF);
+}
+
 kr_status kr_cg_solve_multi(kr_multi *m)
 {
     kr_ctx *ctx = m->ctx;
@@ -81,12 +157,13 @@ kr_status kr_cg_solve_multi(kr_multi *m)
         kr_multi_check(m, j, 0, sqrt(c.rz[k + j]));
     }
     KR_TRY(ctx->ops->copy(ctx, p, z, (size_t)n * (size_t)k * sizeof(double)));
+    const double *d;
+    if (device_ok(m, &d)) {
+        check_rho(m, &c);
+        return m->run ? device_loop(m, &c, d) : KR_OK;
+    }
     for (int it = 1; m->run; it++) {
-        KR_FOR_COLS(j, m->run, k)
-        if (c.rho[j] < 0 || !isfinite(c.rho[j]))
-            kr_multi_stop(m, j,
-                          isfinite(c.rho[j]) ? KR_DIVERGED_INDEFINITE_PC
-                                             : KR_DIVERGED_NANORINF);
+        check_rho(m, &c);
         if (!m->run) break;
         KR_TRY(alpha_step(m, &c));
         if (!m->run) break;

@@ -220,14 +220,17 @@ kr_status kr_multi_run(kr_multi *m, const kr_solver_ops *method)
 
 /* The multi-column work for the object's method, n and k: one backend
  * array (the method's blocks and vectors, the true residual's block, two
- * columns) and one host array, kept by the object while they fit. */
+ * columns, the columns' device scalars) and one host array, kept by the object
+ * while they fit. */
 static kr_status multi_setup(kr_ksp *ks, int k, kr_multi *m)
 {
     int32_t n = ks->A->nrows;
     int nblk, nvec;
     size_t nhost, nk = (size_t)n * (size_t)k;
     ks->method->workspace_multi(&ks->opt, n, k, &nblk, &nvec, &nhost);
-    size_t len = ((size_t)nblk + 1) * nk + ((size_t)nvec + 2) * (size_t)n;
+    size_t dlen = (size_t)k * (KR_DSTATE_BYTES / sizeof(double));
+    size_t len =
+        ((size_t)nblk + 1) * nk + ((size_t)nvec + 2) * (size_t)n + dlen;
     if (len > ks->mwork_len) {
         kr_dev_free(ks->ctx, ks->mwork);
         ks->mwork = NULL;
@@ -248,6 +251,7 @@ static kr_status multi_setup(kr_ksp *ks, int k, kr_multi *m)
     m->vecs = m->check + nk;
     m->col1 = m->vecs + (size_t)nvec * (size_t)n;
     m->col2 = m->col1 + n;
+    m->dstate = m->col2 + n;
     m->hwork = ks->mhwork;
     return KR_OK;
 }

@@ -30,6 +30,8 @@ typedef struct kr_multi {
     double *hwork;       /* the method's host doubles                         */
     double *check;       /* n x k block for the true residuals                */
     double *col1, *col2; /* n entries each: one column (fallback paths) */
+    void *dstate;        /* k * KR_DSTATE_BYTES of backend memory: the columns'
+                            device scalars (kr_multi_dev_loop_run) */
 } kr_multi;
 
 /* Column j's bit. */
@@ -75,10 +77,37 @@ kr_status kr_idr_shadow_space(kr_ctx *ctx, int32_t n, int s, uint64_t seed,
                               double *P);
 int kr_idr_shadow_dim(const kr_solve_options *o, int32_t n);
 
+/* CG's reason for a device stop other than STOP_CHECK (kr_cg_dev's
+ * rho or p.q; solver/cg.c), for the single and the multi-column loops. */
+int kr_cg_dev_reason(const void *state, kr_reason *why);
+
 /* Per-column scalars that are the same for every column. */
 void kr_multi_fill(double *s, int k, double v);
 /* Block i of the method's work. */
 double *kr_multi_block(const kr_multi *m, int i);
+
+/* A multi-column run whose per-column scalars stay in backend memory
+ * (solver/multi_devloop.c): devloop.c's batches with one state per
+ * column, each column tested on the host on the norms its state
+ * recorded. */
+typedef struct kr_multi_dev_loop {
+    const char *name;
+    kr_status (*enqueue)(void *arg); /* enqueues *nb iterations */
+    void *arg;
+    int *nb;
+    /* the host copy of the k states, `size` bytes apart (kr_dev_head
+     * first in each), set up by the method: a column outside m->run
+     * starts stopped; uploaded to m->dstate at the start */
+    void *host;
+    size_t size;
+    /* the method's reason for a stop code other than STOP_CHECK */
+    int (*reason)(const void *state, kr_reason *why);
+} kr_multi_dev_loop;
+
+/* Whether multi-column loops keep their scalars in backend memory
+ * (KRYLOV_MULTI_DEVICE=0: no, the host-scalar loops, to compare). */
+int kr_multi_device_on(const kr_multi *m);
+kr_status kr_multi_dev_loop_run(kr_multi *m, kr_multi_dev_loop *L);
 
 /* Runs method over the k columns: b = 0, the true residuals, the restarts
  * per column as kr_solver_run does for one. */

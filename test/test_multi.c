@@ -923,6 +923,106 @@ START_TEST(gpu_precond_multi_matches_cpu)
 }
 END_TEST
 
+/* ------------------------------------ CG's scalars in backend memory */
+
+/* kr_solve_multi of s with KRYLOV_MULTI_DEVICE set to env (NULL: unset,
+ * the default: the device-scalar loop where the backend has it) */
+static void solve_multi_env(msys *s, const char *env, const kr_solve_options *o,
+                            kr_result *res, double *X)
+{
+    if (env)
+        ck_assert_int_eq(setenv("KRYLOV_MULTI_DEVICE", env, 1), 0);
+    else
+        unsetenv("KRYLOV_MULTI_DEVICE");
+    solve_multi(s, s->M, s->P, o, res, X);
+    unsetenv("KRYLOV_MULTI_DEVICE");
+}
+
+/* b = 0 (column 2) and x0 exact (column 3) end at iteration 0 */
+static void assert_special_columns(const kr_result *res, int k,
+                                   const char *what)
+{
+    if (k <= 2) return;
+    ck_assert_msg(res[1].reason == KR_CONVERGED_ZERO_RHS &&
+                      res[1].iterations == 0,
+                  "%s: b = 0 gave %s at %d", what,
+                  kr_reason_name(res[1].reason), res[1].iterations);
+    ck_assert_msg(res[2].reason > 0 && res[2].iterations == 0,
+                  "%s: exact x0 gave %s at %d", what,
+                  kr_reason_name(res[2].reason), res[2].iterations);
+}
+
+/* One CG case on the CPU: the device-scalar loop equals the host-scalar
+ * loop bit for bit, column by column. */
+static void check_device_cpu(kr_ctx *ctx, const kr_csr *A, const char *pc,
+                             int k, int maxit, uint64_t seed)
+{
+    int32_t n = A->nrows;
+    size_t nk = (size_t)n * (size_t)k;
+    char what[96];
+    snprintf(what, sizeof what, "cg+%s k=%d maxit=%d seed %llu", pc, k, maxit,
+             (unsigned long long)seed);
+    msys s;
+    msys_make(ctx, A, NULL, pc, k, &s);
+    fill_rhs(&s, seed);
+    kr_solve_options o;
+    options(&o, "cg");
+    o.maxit = maxit;
+    kr_result rh[KR_MULTI_MAX_COLUMNS], rd[KR_MULTI_MAX_COLUMNS];
+    double *Xh = malloc(nk * sizeof *Xh), *Xd = malloc(nk * sizeof *Xd);
+    ck_assert(Xh && Xd);
+    solve_multi_env(&s, "0", &o, rh, Xh);
+    solve_multi_env(&s, NULL, &o, rd, Xd);
+    for (int j = 0; j < k; j++) {
+        ck_assert_msg(rd[j].iterations == rh[j].iterations &&
+                          rd[j].reason == rh[j].reason &&
+                          rd[j].rnorm == rh[j].rnorm &&
+                          rd[j].true_rnorm == rh[j].true_rnorm,
+                      "%s col %d: device %d its %s, host %d its %s", what,
+                      j + 1, rd[j].iterations, kr_reason_name(rd[j].reason),
+                      rh[j].iterations, kr_reason_name(rh[j].reason));
+        if (maxit < 100 && j != 1 && j != 2)
+            ck_assert_msg(rd[j].reason == KR_DIVERGED_ITS &&
+                              rd[j].iterations == maxit,
+                          "%s col %d: %s at %d", what, j + 1,
+                          kr_reason_name(rd[j].reason), rd[j].iterations);
+        assert_column_solved(&s, j, Xd, &rd[j], o.rtol, what);
+    }
+    ck_assert_msg(memcmp(Xh, Xd, nk * sizeof *Xh) == 0, "%s: X differs", what);
+    assert_special_columns(rd, k, what);
+    free(Xh);
+    free(Xd);
+    msys_free(&s);
+}
+
+/* CG's device-scalar loop (the default) against the host-scalar loop
+ * (KRYLOV_MULTI_DEVICE=0) on the CPU with fresh random right-hand sides
+ * (seed printed): none and jacobi, k = 5 and 16, run to convergence
+ * (about 40 and 100 iterations: batches up to 16, replays) and stopped by maxit
+ * on the host inside the device's run (9: batches 1, 2, 4 and a short 2). */
+START_TEST(device_scalars_equal_host_scalars)
+{
+    kr_ctx *ctx = kt_cpu();
+    uint64_t seed = (uint64_t)time(NULL);
+    printf("device_scalars_equal_host_scalars: seed %llu\n",
+           (unsigned long long)seed);
+    static const char *const specs[2] = {"elasticity3d:6", "poisson2d:40"};
+    static const int ks[2] = {5, 16}, maxits[2] = {3000, 9};
+    for (int si = 0; si < 2; si++) {
+        kr_csr A;
+        ck_assert_int_eq(kr_generate(ctx, specs[si], &A), KR_OK);
+        for (int pi = 0; pi < 2; pi++)
+            for (int ki = 0; ki < 2; ki++)
+                for (int mi = 0; mi < 2; mi++)
+                    check_device_cpu(
+                        ctx, &A, preconds[pi], ks[ki], maxits[mi],
+                        seed + (uint64_t)(si * 8 + pi * 4 + ki * 2 + mi));
+        kr_csr_free(&A);
+    }
+    kr_ctx_destroy(ctx);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ GPU */
 
 /* Multi-column solves on the GPU against the CPU's on fresh random
@@ -977,6 +1077,90 @@ START_TEST(gpu_multi_matches_cpu)
 }
 END_TEST
 
+/* Column j's iterations within test_gpu's tolerance of the reference */
+static void assert_its_close(const kr_result *ref, const kr_result *got, int j,
+                             const char *what, uint64_t seed)
+{
+    int tol = 3 + ref->iterations / 20;
+    ck_assert_msg(abs(ref->iterations - got->iterations) <= tol,
+                  "%s col %d: %d vs %d iterations (seed %llu)", what, j + 1,
+                  ref->iterations, got->iterations, (unsigned long long)seed);
+}
+
+/* One GPU case: the device-scalar loop against the CPU, the host-scalar
+ * loop and each column alone on the GPU. */
+static void check_device_gpu(kr_ctx *cpu, kr_ctx *gpu, const kr_csr *A,
+                             const char *pc, uint64_t seed)
+{
+    int k = 16;
+    int32_t n = A->nrows;
+    size_t nk = (size_t)n * (size_t)k;
+    msys c, g;
+    msys_make(cpu, A, NULL, pc, k, &c);
+    msys_make(gpu, A, NULL, pc, k, &g);
+    fill_rhs(&c, seed);
+    fill_rhs(&g, seed);
+    kr_solve_options o;
+    options(&o, "cg");
+    kr_result rc[16], rh[16], rd[16], one;
+    double *Xc = malloc(nk * sizeof *Xc), *Xh = malloc(nk * sizeof *Xh);
+    double *Xd = malloc(nk * sizeof *Xd), *x = malloc((size_t)n * sizeof *x);
+    ck_assert(Xc && Xh && Xd && x);
+    solve_multi_env(&c, NULL, &o, rc, Xc);
+    solve_multi_env(&g, "0", &o, rh, Xh);
+    solve_multi_env(&g, NULL, &o, rd, Xd);
+    for (int j = 0; j < k; j++) {
+        solve_single(&g, j, &o, &one, x);
+        assert_its_close(&rc[j], &rd[j], j, "cpu vs gpu device", seed);
+        assert_its_close(&rh[j], &rd[j], j, "gpu host vs device", seed);
+        assert_its_close(&one, &rd[j], j, "gpu alone vs device", seed);
+        ck_assert_int_gt(rd[j].reason, 0);
+        assert_column_solved(&g, j, Xd, &rd[j], o.rtol, "gpu device");
+    }
+    assert_special_columns(rd, k, "gpu device");
+    o.maxit = 9; /* the host stops the columns inside the device's run */
+    solve_multi_env(&g, NULL, &o, rd, Xd);
+    for (int j = 0; j < k; j++) {
+        if (j != 1 && j != 2)
+            ck_assert_msg(rd[j].reason == KR_DIVERGED_ITS &&
+                              rd[j].iterations == 9,
+                          "gpu maxit 9 col %d: %s at %d", j + 1,
+                          kr_reason_name(rd[j].reason), rd[j].iterations);
+        assert_column_solved(&g, j, Xd, &rd[j], o.rtol, "gpu maxit 9");
+    }
+    assert_special_columns(rd, k, "gpu maxit 9");
+    free(Xc);
+    free(Xh);
+    free(Xd);
+    free(x);
+    msys_free(&c);
+    msys_free(&g);
+}
+
+/* CG over 16 columns on the GPU with its scalars in backend memory,
+ * fresh random right-hand sides (seed printed), none and jacobi: per
+ * column the iterations agree within test_gpu's tolerance with the CPU,
+ * the host-scalar loop (KRYLOV_MULTI_DEVICE=0) and the column solved
+ * alone; a converged column meets the tolerance by its true residual;
+ * b = 0 and an exact x0 end at iteration 0; maxit 9 stops the others at
+ * 9. */
+START_TEST(gpu_device_scalars_match)
+{
+    kr_ctx *gpu = kt_gpu_or_skip("gpu_device_scalars_match");
+    if (!gpu) return;
+    kr_ctx *cpu = kt_cpu();
+    uint64_t seed = (uint64_t)time(NULL);
+    printf("gpu_device_scalars_match: seed %llu\n", (unsigned long long)seed);
+    kr_csr A;
+    ck_assert_int_eq(kr_generate(cpu, "elasticity3d:8", &A), KR_OK);
+    for (int pi = 0; pi < 2; pi++)
+        check_device_gpu(cpu, gpu, &A, preconds[pi], seed + (uint64_t)pi);
+    kr_csr_free(&A);
+    kr_ctx_destroy(cpu);
+    kr_ctx_destroy(gpu);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("multi");
@@ -992,9 +1176,11 @@ int main(void)
     tcase_add_test(tc, ksp_multi_reuses_work);
     tcase_add_test(tc, api_errors);
     tcase_add_test(tc, cpu_ops_equal_single_ops);
+    tcase_add_test(tc, device_scalars_equal_host_scalars);
     tcase_add_test(tc, gpu_ops_match_cpu);
     tcase_add_test(tc, gpu_precond_multi_matches_cpu);
     tcase_add_test(tc, gpu_multi_matches_cpu);
+    tcase_add_test(tc, gpu_device_scalars_match);
     suite_add_tcase(s, tc);
     return kt_run(s);
 }
