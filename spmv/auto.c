@@ -532,6 +532,20 @@ static kr_status auto_cg_dir_apply(kr_ctx *ctx, void *impl, const double *z,
     return a->ops->cg_dir_apply(ctx, a->impl, z, p, pn, q, s);
 }
 
+static int auto_gm_dir_ok(const void *impl)
+{
+    const auto_impl *a = impl;
+    return a->ops->gm_dir_ok && a->ops->gm_dir_ok(a->impl);
+}
+
+static kr_status auto_gm_dir_apply(kr_ctx *ctx, void *impl, double *u,
+                                   const double *d, double *v, double *w,
+                                   const struct kr_gm_dev *s)
+{
+    auto_impl *a = impl;
+    return a->ops->gm_dir_apply(ctx, a->impl, u, d, v, w, s);
+}
+
 static size_t auto_bytes(const void *impl)
 {
     const auto_impl *a = impl;
@@ -603,6 +617,8 @@ const kr_format_ops kr_auto_ops = {
     .apply_multi = auto_apply_multi,
     .cg_dir_ok = auto_cg_dir_ok,
     .cg_dir_apply = auto_cg_dir_apply,
+    .gm_dir_ok = auto_gm_dir_ok,
+    .gm_dir_apply = auto_gm_dir_apply,
 };
 
 const kr_format_ops kr_auto_probe_ops = {
@@ -620,6 +636,8 @@ const kr_format_ops kr_auto_probe_ops = {
     .apply_multi = auto_apply_multi,
     .cg_dir_ok = auto_cg_dir_ok,
     .cg_dir_apply = auto_cg_dir_apply,
+    .gm_dir_ok = auto_gm_dir_ok,
+    .gm_dir_apply = auto_gm_dir_apply,
 };
 
 /* In a build without CUDA there is no CUDA backend to serve. */

@@ -28,6 +28,7 @@ static inline int kr_dev_arrays_put(const kr_dev_array *all, int count,
 }
 
 struct kr_cg_dev; /* core/backend.h */
+struct kr_gm_dev;
 
 typedef struct kr_format_ops {
     const char *name;
@@ -72,6 +73,18 @@ typedef struct kr_format_ops {
     kr_status (*cg_dir_apply)(kr_ctx *ctx, void *impl, const double *z,
                               const double *p, double *pn, double *q,
                               struct kr_cg_dev *s);
+    /* GMRES's scaling, preconditioner and mat-vec in one pass, for the
+     * steps with their scalars in backend memory (solver/gmres.c): with
+     * c = s->inv (1 / the last norm), v = c u and w = A (d .* v) (d NULL:
+     * w = A v), each product rounded as the separate scaling, pointwise
+     * product and SpMV round it; nothing once s->h.stop is set. w may
+     * alias neither u nor v, nor v u; u's contents are undefined after
+     * (the CPU's composite keeps d .* v there). Optional, and only where
+     * gm_dir_ok(impl) says 1. */
+    int (*gm_dir_ok)(const void *impl);
+    kr_status (*gm_dir_apply)(kr_ctx *ctx, void *impl, double *u,
+                              const double *d, double *v, double *w,
+                              const struct kr_gm_dev *s);
 } kr_format_ops;
 
 typedef struct kr_format_entry {

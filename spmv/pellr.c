@@ -211,7 +211,7 @@ static kr_status pellr_apply_multi(kr_ctx *ctx, void *impl, int32_t k,
 /* The CPU's fused CG step is the separate ops in turn (the same
  * arithmetic as cg_direction, the SpMV and cg_alpha): nothing to gain
  * here, but the solver's fused iteration then runs on the CPU too. */
-static int pellr_cg_dir_ok(const void *impl)
+static int pellr_fused_ok(const void *impl)
 {
     (void)impl;
     return 1;
@@ -231,6 +231,21 @@ static kr_status pellr_cg_dir_apply(kr_ctx *ctx, void *impl, const double *z,
     KR_TRY(ctx->ops->dots(ctx, n, 1, xs, ys, &pq));
     kr_cg_dev_alpha(s, pq);
     return KR_OK;
+}
+
+/* The CPU's fused GMRES step is likewise the separate ops in turn
+ * (gm_scale, the Jacobi product into u, which the solver no longer needs,
+ * and the SpMV). */
+static kr_status pellr_gm_dir_apply(kr_ctx *ctx, void *impl, double *u,
+                                    const double *d, double *v, double *w,
+                                    const kr_gm_dev *s)
+{
+    if (s->h.stop) return KR_OK;
+    int32_t n = ((pellr_impl *)impl)->P.nrows;
+    KR_TRY(ctx->ops->axpby(ctx, n, s->inv, u, 0.0, v));
+    if (!d) return pellr_apply(ctx, impl, 1.0, v, 0.0, w);
+    KR_TRY(ctx->ops->pointwise_mult(ctx, n, d, v, u));
+    return pellr_apply(ctx, impl, 1.0, u, 0.0, w);
 }
 
 static size_t pellr_bytes(const void *impl)
@@ -259,6 +274,8 @@ const kr_format_ops kr_pellr_cpu_ops = {
     .destroy = pellr_destroy,
     .stored = pellr_stored,
     .apply_multi = pellr_apply_multi,
-    .cg_dir_ok = pellr_cg_dir_ok,
+    .cg_dir_ok = pellr_fused_ok,
     .cg_dir_apply = pellr_cg_dir_apply,
+    .gm_dir_ok = pellr_fused_ok,
+    .gm_dir_apply = pellr_gm_dir_apply,
 };

@@ -226,6 +226,54 @@ __global__ void __launch_bounds__(PELLR_BLOCK)
     if (threadIdx.x == 0) kr_cg_dev_alpha(s, dot);
 }
 
+/* GMRES's basis entry j as the mat-vec gathers it: d_j (c u_j), the two
+ * products rounded as gm_scale and the Jacobi product round them. */
+static __device__ __forceinline__ double gm_entry(double c,
+                                                  const double *__restrict__ u,
+                                                  const double *__restrict__ d,
+                                                  int32_t j)
+{
+    const double vj = __dmul_rn(c, __ldg(u + j));
+    return d ? __dmul_rn(__ldg(d + j), vj) : vj;
+}
+
+/* GMRES's scaling, Jacobi and mat-vec (the gm_dir_apply op) over a layout
+ * without long slices, T warps per slice as split_slices and in its order,
+ * so w is A (d .* v) exactly as the separate SpMV sums it: v = c u and
+ * w = A (d .* v) with c = s->inv. Replaces gm_scale's and the Jacobi's
+ * launches. */
+__global__ void __launch_bounds__(PELLR_BLOCK)
+    pellr_gm_dir(const pellr_args a, const double *__restrict__ u,
+                 const double *__restrict__ d, double *__restrict__ v,
+                 double *__restrict__ w, const kr_gm_dev *s)
+{
+    __shared__ double sums[PELLR_WARPS][32];
+    if (s->h.stop) return; /* set by an earlier launch: uniform */
+    const double c = s->inv;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int T = a.slice_warps, t = warp % T;
+    const int64_t sl = (int64_t)blockIdx.x * (PELLR_WARPS / T) + warp / T;
+    const int64_t k = sl * 32 + lane;
+    double sum = 0.0;
+    if (sl < a.nslices) {
+        const int32_t len = a.rl[k];
+        const double *val = a.val + a.off[sl] + lane;
+        const int32_t *col = a.col + a.off[sl] + lane;
+#pragma unroll 4
+        for (int32_t j = t; j < len; j += T)
+            sum +=
+                val[(int64_t)j * 32] * gm_entry(c, u, d, col[(int64_t)j * 32]);
+    }
+    sums[warp][lane] = sum;
+    __syncthreads();
+    if (t != 0 || sl >= a.nslices || k >= a.n) return;
+    for (int i = 1; i < T; i++)
+        sum += sums[warp + i][lane];
+    const int32_t r = a.perm[k];
+    v[r] = __dmul_rn(c, u[r]);
+    w[r] = sum;
+}
+
 /* y = alpha*A*x + beta*y for the rows of the long slices: the tile sums of
  * each row, added in tile order. One thread per row. */
 __global__ void __launch_bounds__(PELLR_BLOCK)
@@ -354,6 +402,16 @@ static kr_status upload(kr_ctx *ctx, pellr_gpu *m, const kr_pellr_host *P)
         ctx, P->rl, kr_ell_split_count(P->rl, P->nrows, P->nnz), &m->split);
 }
 
+/* The kernels' view of m. */
+static pellr_args args_of(const pellr_gpu *m)
+{
+    const pellr_args a = {m->nrows,       m->nslices, m->nlong, m->ntiles,
+                          m->slice_warps, m->perm,    m->rl,    m->off,
+                          m->val,         m->col,     m->tile,  m->tile_start,
+                          m->part};
+    return a;
+}
+
 static kr_status pellr_gpu_build(kr_ctx *ctx, const kr_csr *A, void **out)
 {
     kr_pellr_host P;
@@ -386,10 +444,7 @@ static kr_status pellr_gpu_apply(kr_ctx *ctx, void *impl, double alpha,
 {
     const pellr_gpu *m = (const pellr_gpu *)impl;
     if (m->nrows == 0) return KR_OK;
-    const pellr_args a = {m->nrows,       m->nslices, m->nlong, m->ntiles,
-                          m->slice_warps, m->perm,    m->rl,    m->off,
-                          m->val,         m->col,     m->tile,  m->tile_start,
-                          m->part};
+    const pellr_args a = args_of(m);
     cudaStream_t stream = kr_cuda(ctx)->stream;
     int64_t per_block = PELLR_WARPS / m->slice_warps;
     int64_t ordinary = m->nslices - m->nlong;
@@ -416,9 +471,9 @@ static kr_status pellr_gpu_apply_multi(kr_ctx *ctx, void *impl, int32_t k,
     return kr_ell_rows_spmm(ctx, &L, k, X, Y);
 }
 
-/* Blocks of pellr_cg_dir; it needs no long slices, and one partial sum
- * per block in the context's scratch. */
-static int64_t cg_dir_blocks(const pellr_gpu *m)
+/* Blocks of the fused kernels, pellr_cg_dir and pellr_gm_dir: the
+ * ordinary slices only (they need no long ones). */
+static int64_t fused_blocks(const pellr_gpu *m)
 {
     int64_t per_block = PELLR_WARPS / m->slice_warps;
     return (m->nslices + per_block - 1) / per_block;
@@ -427,8 +482,9 @@ static int64_t cg_dir_blocks(const pellr_gpu *m)
 static int pellr_gpu_cg_dir_ok(const void *impl)
 {
     const pellr_gpu *m = (const pellr_gpu *)impl;
+    /* pellr_cg_dir's partial sums, one per block, in the scratch */
     return m->nlong == 0 && m->nslices > 0 &&
-           cg_dir_blocks(m) <= KR_CUDA_SCRATCH - KR_MAX_DOTS;
+           fused_blocks(m) <= KR_CUDA_SCRATCH - KR_MAX_DOTS;
 }
 
 static kr_status pellr_gpu_cg_dir_apply(kr_ctx *ctx, void *impl,
@@ -439,13 +495,33 @@ static kr_status pellr_gpu_cg_dir_apply(kr_ctx *ctx, void *impl,
     if (!pellr_gpu_cg_dir_ok(m))
         return kr_fail(ctx, KR_ERR_UNSUPPORTED,
                        "pellr: no fused CG step over long slices (internal)");
-    const pellr_args a = {m->nrows,       m->nslices, m->nlong, m->ntiles,
-                          m->slice_warps, m->perm,    m->rl,    m->off,
-                          m->val,         m->col,     m->tile,  m->tile_start,
-                          m->part};
+    const pellr_args a = args_of(m);
     kr_cuda_state *st = kr_cuda(ctx);
-    pellr_cg_dir<<<(unsigned)cg_dir_blocks(m), PELLR_BLOCK, 0, st->stream>>>(
+    pellr_cg_dir<<<(unsigned)fused_blocks(m), PELLR_BLOCK, 0, st->stream>>>(
         a, z, p, pn, q, s, st->d_scratch + KR_MAX_DOTS);
+    KR_LAUNCH_CHECK(ctx);
+    return KR_OK;
+}
+
+/* pellr_gm_dir needs no long slices and no scratch. */
+static int pellr_gpu_gm_dir_ok(const void *impl)
+{
+    const pellr_gpu *m = (const pellr_gpu *)impl;
+    return m->nlong == 0 && m->nslices > 0;
+}
+
+static kr_status pellr_gpu_gm_dir_apply(kr_ctx *ctx, void *impl, double *u,
+                                        const double *d, double *v, double *w,
+                                        const kr_gm_dev *s)
+{
+    const pellr_gpu *m = (const pellr_gpu *)impl;
+    if (!pellr_gpu_gm_dir_ok(m))
+        return kr_fail(ctx, KR_ERR_UNSUPPORTED,
+                       "pellr: no fused GMRES step over long slices "
+                       "(internal)");
+    const pellr_args a = args_of(m);
+    pellr_gm_dir<<<(unsigned)fused_blocks(m), PELLR_BLOCK, 0,
+                   kr_cuda(ctx)->stream>>>(a, u, d, v, w, s);
     KR_LAUNCH_CHECK(ctx);
     return KR_OK;
 }
@@ -561,6 +637,8 @@ static kr_format_ops make_ops(void)
     o.apply_multi = pellr_gpu_apply_multi;
     o.cg_dir_ok = pellr_gpu_cg_dir_ok;
     o.cg_dir_apply = pellr_gpu_cg_dir_apply;
+    o.gm_dir_ok = pellr_gpu_gm_dir_ok;
+    o.gm_dir_apply = pellr_gpu_gm_dir_apply;
     return o;
 }
 

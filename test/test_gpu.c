@@ -4,6 +4,8 @@
  * against its CPU run (csr, and the default format). Skipped, visibly,
  * when no GPU is usable. */
 #include "backend_check.h"
+#include "core/backend.h"
+#include "core/vec.h"
 #include "spmv/auto.h"
 #include "spmv/format.h"
 #include "testutil.h"
@@ -246,6 +248,181 @@ START_TEST(cg_fused_step)
 }
 END_TEST
 
+/* GMRES's fused step (PELLR's SpMV scaling v_j = inv u, applying the
+ * Jacobi and multiplying in one launch) against the separate scaling,
+ * preconditioner and SpMV (KRYLOV_GMRES_FUSED=0) on the same context. The
+ * products are rounded as the separate ops round them and the sums run in
+ * the same order, so both paths are bit for bit equal, on the GPU too. */
+static void gmres_fused_against_separate(kr_ctx *ctx, const kr_csr *A,
+                                         const double *b, const char *what,
+                                         const char *pc, run *f)
+{
+    kr_matrix *M;
+    ck_assert_int_eq(kr_matrix_create(ctx, A, "pellr", &M), KR_OK);
+    ck_assert_msg(M->ops->gm_dir_ok && M->ops->gm_dir_ok(M->impl),
+                  "%s: pellr has no fused GMRES step", what);
+    kr_matrix_destroy(M);
+    run u;
+    setenv("KRYLOV_GMRES_FUSED", "0", 1);
+    solve_on(ctx, A, b, "gmres", "pellr", pc, &u);
+    unsetenv("KRYLOV_GMRES_FUSED");
+    solve_on(ctx, A, b, "gmres", "pellr", pc, f);
+    int gpu = kr_ctx_device(ctx) == KR_DEVICE_CUDA;
+    printf("gmres_fused_step: %s + %s on the %s: %d iterations fused, %d "
+           "separate\n",
+           what, pc, gpu ? "GPU" : "CPU", f->res.iterations, u.res.iterations);
+    ck_assert_int_gt(f->res.reason, 0);
+    ck_assert_int_eq(f->res.iterations, u.res.iterations);
+    ck_assert(f->res.true_rnorm <= 1.05e-8 * f->res.bnorm);
+    ck_assert_msg(memcmp(f->x, u.x, (size_t)A->nrows * sizeof *f->x) == 0,
+                  "%s + %s: the fused and separate iterates differ", what, pc);
+    free(u.x);
+}
+
+/* The fused GMRES path on the GPU against the CPU's (the reference; the
+ * GPU's reductions add in another order): iteration counts within the
+ * GPU-against-CPU tolerance, the same solution within 1e-5. */
+START_TEST(gmres_fused_step)
+{
+    kr_ctx *c = kt_cpu();
+    kr_ctx *g = kt_gpu_or_skip("gmres_fused_step (gpu part)");
+    uint64_t seed = (uint64_t)kr_wtime();
+    printf("gmres_fused_step: seed %llu\n", (unsigned long long)seed);
+    /* several cycles of 30 (graph replays on the GPU), and rows of up to
+     * 81 entries, whose slices PELLR splits over several warps */
+    const char *specs[] = {"poisson3d:20", "convdiff2d:60,20", "elasticity3d:6",
+                           "random 4000 x 9, dominant"};
+    const char *pcs[] = {"jacobi", "none"};
+    for (int p = 0; p < 4; p++) {
+        kr_csr A;
+        if (p < 3) /* these have constant diagonals: random has not */
+            ck_assert_int_eq(kr_generate(c, specs[p], &A), KR_OK);
+        else
+            kt_random_csr(c, 4000, 4000, 9, 1, seed, &A);
+        uint64_t s = seed + (uint64_t)p;
+        double *b = kt_rand_vector(A.nrows, &s);
+        for (int q = 0; q < 2; q++) {
+            run rc, rg;
+            gmres_fused_against_separate(c, &A, b, specs[p], pcs[q], &rc);
+            if (g) {
+                gmres_fused_against_separate(g, &A, b, specs[p], pcs[q], &rg);
+                int tol_its = 3 + rc.res.iterations / 20;
+                ck_assert_msg(abs(rc.res.iterations - rg.res.iterations) <=
+                                  tol_its,
+                              "%s + %s: %d CPU vs %d GPU iterations", specs[p],
+                              pcs[q], rc.res.iterations, rg.res.iterations);
+                ck_assert(kt_rel_diff(A.nrows, rg.x, rc.x) < 1e-5);
+                free(rg.x);
+            }
+            free(rc.x);
+        }
+        free(b);
+        kr_csr_free(&A);
+    }
+    kr_ctx_destroy(c);
+    kr_ctx_destroy(g);
+}
+END_TEST
+
+static void *upload_new(kr_ctx *ctx, const void *host, size_t bytes)
+{
+    void *p;
+    ck_assert_int_eq(kr_dev_upload_new(ctx, host, bytes, &p), KR_OK);
+    return p;
+}
+
+/* The host's A (d .* (c u)) row i: the row's sum and its sum of
+ * magnitudes. */
+static double gm_dir_row(const kr_csr *A, int32_t i, double c, const double *u,
+                         const double *d, double *mag)
+{
+    double sum = 0.0;
+    *mag = 0.0;
+    for (int64_t k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) {
+        int32_t j = A->colind[k];
+        double x = c * u[j];
+        double t = A->val[k] * (d ? d[j] * x : x);
+        sum += t;
+        *mag += fabs(t);
+    }
+    return sum;
+}
+
+/* PELLR's gm_dir_apply on ctx against the host: v = c u bit for bit, w =
+ * A (d .* v) within 1e-13 of each row's sum of magnitudes; with the stop
+ * set, v and w keep what they held. */
+static void check_gm_dir(kr_ctx *ctx, const kr_csr *A, uint64_t seed,
+                         int jacobi)
+{
+    int32_t n = A->nrows;
+    size_t bytes = (size_t)n * sizeof(double);
+    kr_matrix *M;
+    ck_assert_int_eq(kr_matrix_create(ctx, A, "pellr", &M), KR_OK);
+    ck_assert(M->ops->gm_dir_ok && M->ops->gm_dir_ok(M->impl));
+    uint64_t s = seed;
+    double *u = kt_rand_vector(n, &s), *d = kt_rand_vector(n, &s);
+    double *v = malloc(bytes), *w = malloc(bytes);
+    kr_gm_dev hs;
+    memset(&hs, 0, sizeof hs);
+    hs.inv = 1.0 / (1.5 + kt_rand_uniform(&s));
+    double *du = upload_new(ctx, u, bytes), *dd = upload_new(ctx, d, bytes);
+    double *dv = upload_new(ctx, d, bytes), *dw = upload_new(ctx, d, bytes);
+    kr_gm_dev *ds = upload_new(ctx, &hs, sizeof hs);
+    const double *dj = jacobi ? dd : NULL;
+    ck_assert_int_eq(M->ops->gm_dir_apply(ctx, M->impl, du, dj, dv, dw, ds),
+                     KR_OK);
+    ck_assert_int_eq(ctx->ops->download(ctx, v, dv, bytes), KR_OK);
+    ck_assert_int_eq(ctx->ops->download(ctx, w, dw, bytes), KR_OK);
+    for (int32_t i = 0; i < n; i++) {
+        double mag, ref = gm_dir_row(A, i, hs.inv, u, jacobi ? d : NULL, &mag);
+        ck_assert_msg(v[i] == hs.inv * u[i], "gm_dir v row %d", i + 1);
+        ck_assert_msg(fabs(w[i] - ref) <= 1e-13 * mag,
+                      "gm_dir w row %d: %.17g vs %.17g", i + 1, w[i], ref);
+    }
+    hs.h.stop = KR_DEV_STOP_CHECK;
+    ck_assert_int_eq(ctx->ops->upload(ctx, ds, &hs, sizeof hs), KR_OK);
+    ck_assert_int_eq(ctx->ops->upload(ctx, dv, d, bytes), KR_OK);
+    ck_assert_int_eq(ctx->ops->upload(ctx, du, u, bytes), KR_OK);
+    ck_assert_int_eq(M->ops->gm_dir_apply(ctx, M->impl, du, dj, dv, dw, ds),
+                     KR_OK);
+    double *w2 = malloc(bytes);
+    ck_assert_int_eq(ctx->ops->download(ctx, v, dv, bytes), KR_OK);
+    ck_assert_int_eq(ctx->ops->download(ctx, w2, dw, bytes), KR_OK);
+    ck_assert(memcmp(v, d, bytes) == 0 && memcmp(w2, w, bytes) == 0);
+    kr_dev_free(ctx, du);
+    kr_dev_free(ctx, dd);
+    kr_dev_free(ctx, dv);
+    kr_dev_free(ctx, dw);
+    kr_dev_free(ctx, ds);
+    kr_matrix_destroy(M);
+    free(u), free(d), free(v), free(w), free(w2);
+}
+
+/* The fused GMRES op on fresh random matrices: rows of 40 (PELLR's GPU
+ * kernel splits each slice over several warps), of 5 over 100003 rows
+ * (one warp a slice), and a matrix smaller than a slice. */
+START_TEST(gmres_fused_op)
+{
+    kr_ctx *c = kt_cpu();
+    kr_ctx *g = kt_gpu_or_skip("gmres_fused_op (gpu part)");
+    uint64_t seed = (uint64_t)kr_wtime();
+    printf("gmres_fused_op: seed %llu\n", (unsigned long long)seed);
+    const int32_t shapes[][2] = {{3000, 40}, {100003, 5}, {20, 3}};
+    for (int k = 0; k < 3; k++) {
+        kr_csr A;
+        kt_random_csr(c, shapes[k][0], shapes[k][0], shapes[k][1], 0,
+                      seed + (uint64_t)k, &A);
+        for (int jacobi = 0; jacobi < 2; jacobi++) {
+            check_gm_dir(c, &A, seed + 10 + (uint64_t)k, jacobi);
+            if (g) check_gm_dir(g, &A, seed + 10 + (uint64_t)k, jacobi);
+        }
+        kr_csr_free(&A);
+    }
+    kr_ctx_destroy(c);
+    kr_ctx_destroy(g);
+}
+END_TEST
+
 /* Right-hand sides whose sums of squares under- or overflow (entries near
  * 1e-170 and 1e200, random): the GPU's scaled norms and scaled solve agree
  * with the CPU's, every method. */
@@ -389,6 +566,8 @@ int main(void)
     tcase_add_test(tc, gpu_auto_formats);
     tcase_add_test(tc, gpu_default_format_solves);
     tcase_add_test(tc, cg_fused_step);
+    tcase_add_test(tc, gmres_fused_op);
+    tcase_add_test(tc, gmres_fused_step);
     suite_add_tcase(s, tc);
     return kt_run(s);
 }
