@@ -538,12 +538,10 @@ static int auto_gm_dir_ok(const void *impl)
     return a->ops->gm_dir_ok && a->ops->gm_dir_ok(a->impl);
 }
 
-static kr_status auto_gm_dir_apply(kr_ctx *ctx, void *impl, double *u,
-                                   const double *d, double *v, double *w,
-                                   const struct kr_gm_dev *s)
+static kr_status auto_gm_dir_apply(kr_ctx *ctx, void *impl, const kr_gm_dir *g)
 {
     auto_impl *a = impl;
-    return a->ops->gm_dir_apply(ctx, a->impl, u, d, v, w, s);
+    return a->ops->gm_dir_apply(ctx, a->impl, g);
 }
 
 static size_t auto_bytes(const void *impl)

@@ -235,17 +235,20 @@ static kr_status pellr_cg_dir_apply(kr_ctx *ctx, void *impl, const double *z,
 
 /* The CPU's fused GMRES step is likewise the separate ops in turn
  * (gm_scale, the Jacobi product into u, which the solver no longer needs,
- * and the SpMV). */
-static kr_status pellr_gm_dir_apply(kr_ctx *ctx, void *impl, double *u,
-                                    const double *d, double *v, double *w,
-                                    const kr_gm_dev *s)
+ * the SpMV and gemv_t_dev). */
+static kr_status pellr_gm_dir_apply(kr_ctx *ctx, void *impl, const kr_gm_dir *g)
 {
-    if (s->h.stop) return KR_OK;
+    if (g->s->h.stop) return KR_OK;
     int32_t n = ((pellr_impl *)impl)->P.nrows;
-    KR_TRY(ctx->ops->axpby(ctx, n, s->inv, u, 0.0, v));
-    if (!d) return pellr_apply(ctx, impl, 1.0, v, 0.0, w);
-    KR_TRY(ctx->ops->pointwise_mult(ctx, n, d, v, u));
-    return pellr_apply(ctx, impl, 1.0, u, 0.0, w);
+    const double *x = g->v;
+    KR_TRY(ctx->ops->axpby(ctx, n, g->s->inv, g->u, 0.0, g->v));
+    if (g->d) {
+        KR_TRY(ctx->ops->pointwise_mult(ctx, n, g->d, g->v, g->u));
+        x = g->u;
+    }
+    KR_TRY(pellr_apply(ctx, impl, 1.0, x, 0.0, g->w));
+    if (!g->V) return KR_OK;
+    return ctx->ops->gemv_t_dev(ctx, n, g->k, g->V, n, g->w, g->h);
 }
 
 static size_t pellr_bytes(const void *impl)

@@ -52,6 +52,8 @@
 #define PELLR_SPLIT_MIN_STEPS 2
 #define PELLR_SPLIT_LONGEST 8
 #define PELLR_SPLIT_MAX PELLR_WARPS
+/* Columns of h = V^T w that pellr_gm_dir computes itself. */
+#define PELLR_GM_COLS 32
 
 typedef struct pellr_gpu {
     int32_t nrows, nslices;
@@ -237,26 +239,71 @@ static __device__ __forceinline__ double gm_entry(double c,
     return d ? __dmul_rn(__ldg(d + j), vj) : vj;
 }
 
+/* The block's share of h = V^T w (pellr_gm_dir): warp c takes columns
+ * c, c + 8, ..., each over the block's slices in order, then its 32 lanes
+ * (rows) by shuffles, into partial[column][block]. Column k - 1 is v,
+ * which this launch wrote: from shared memory, as w is. */
+static __device__ __forceinline__ void
+gm_proj_block(const double *__restrict__ V, int64_t ld, int k, int nsl,
+              const double (*wsh)[32], const double (*vsh)[32],
+              const int32_t (*rsh)[32], double *partial)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    for (int i = warp; i < k; i += PELLR_WARPS) {
+        double acc = 0.0;
+        for (int q = 0; q < nsl; q++) {
+            const int32_t r = rsh[q][lane];
+            if (r < 0) continue; /* padding, or past the last slice */
+            const double vi = i == k - 1 ? vsh[q][lane] : V[r + i * ld];
+            acc += vi * wsh[q][lane];
+        }
+        for (int off = 16; off > 0; off /= 2)
+            acc += __shfl_down_sync(~0u, acc, off);
+        if (lane == 0) partial[(int64_t)i * gridDim.x + blockIdx.x] = acc;
+    }
+}
+
+/* The last block: h[i] = the blocks' partial sums of column i, one warp a
+ * column, in a fixed order (k_gm_pass's). */
+static __device__ __forceinline__ void
+gm_proj_final(int k, const double *partial, double *__restrict__ h)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    for (int i = warp; i < k; i += PELLR_WARPS) {
+        double t = 0.0;
+        for (int b = lane; b < (int)gridDim.x; b += 32)
+            t += __ldcg(partial + (int64_t)i * gridDim.x + b);
+        for (int off = 16; off > 0; off /= 2)
+            t += __shfl_down_sync(~0u, t, off);
+        if (lane == 0) h[i] = t;
+    }
+}
+
 /* GMRES's scaling, Jacobi and mat-vec (the gm_dir_apply op) over a layout
  * without long slices, T warps per slice as split_slices and in its order,
  * so w is A (d .* v) exactly as the separate SpMV sums it: v = c u and
- * w = A (d .* v) with c = s->inv. Replaces gm_scale's and the Jacobi's
- * launches. */
+ * w = A (d .* v) with c = s->inv. With V (k <= PELLR_GM_COLS columns, the
+ * last being v) also h = V^T w: each block's share from its rows' w and v
+ * in shared memory, and the grid's in the last block to finish. Replaces
+ * gm_scale's, the Jacobi's and the first Gram-Schmidt pass's launches. */
 __global__ void __launch_bounds__(PELLR_BLOCK)
     pellr_gm_dir(const pellr_args a, const double *__restrict__ u,
                  const double *__restrict__ d, double *__restrict__ v,
-                 double *__restrict__ w, const kr_gm_dev *s)
+                 double *__restrict__ w, const double *__restrict__ V, int k,
+                 double *__restrict__ h, kr_gm_dev *s, double *partial)
 {
     __shared__ double sums[PELLR_WARPS][32];
+    __shared__ double wsh[PELLR_WARPS][32], vsh[PELLR_WARPS][32];
+    __shared__ int32_t rsh[PELLR_WARPS][32];
     if (s->h.stop) return; /* set by an earlier launch: uniform */
     const double c = s->inv;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int T = a.slice_warps, t = warp % T;
-    const int64_t sl = (int64_t)blockIdx.x * (PELLR_WARPS / T) + warp / T;
-    const int64_t k = sl * 32 + lane;
+    const int T = a.slice_warps, t = warp % T, q = warp / T;
+    const int64_t sl = (int64_t)blockIdx.x * (PELLR_WARPS / T) + q;
+    const int64_t row = sl * 32 + lane; /* in the sorted order */
     double sum = 0.0;
     if (sl < a.nslices) {
-        const int32_t len = a.rl[k];
+        const int32_t len = a.rl[row];
         const double *val = a.val + a.off[sl] + lane;
         const int32_t *col = a.col + a.off[sl] + lane;
 #pragma unroll 4
@@ -266,12 +313,25 @@ __global__ void __launch_bounds__(PELLR_BLOCK)
     }
     sums[warp][lane] = sum;
     __syncthreads();
-    if (t != 0 || sl >= a.nslices || k >= a.n) return;
-    for (int i = 1; i < T; i++)
-        sum += sums[warp + i][lane];
-    const int32_t r = a.perm[k];
-    v[r] = __dmul_rn(c, u[r]);
-    w[r] = sum;
+    if (t == 0) { /* the slice's first warp finishes its rows */
+        int32_t r = -1;
+        if (sl < a.nslices && row < a.n) {
+            for (int i = 1; i < T; i++)
+                sum += sums[warp + i][lane];
+            r = a.perm[row];
+            const double vr = __dmul_rn(c, u[r]);
+            v[r] = vr;
+            w[r] = sum;
+            vsh[q][lane] = vr;
+            wsh[q][lane] = sum;
+        }
+        rsh[q][lane] = r;
+    }
+    if (!V) return; /* uniform */
+    __syncthreads();
+    gm_proj_block(V, a.n, k, PELLR_WARPS / T, wsh, vsh, rsh, partial);
+    if (!last_block(&s->h.ticket)) return;
+    gm_proj_final(k, partial, h);
 }
 
 /* y = alpha*A*x + beta*y for the rows of the long slices: the tile sums of
@@ -503,27 +563,35 @@ static kr_status pellr_gpu_cg_dir_apply(kr_ctx *ctx, void *impl,
     return KR_OK;
 }
 
-/* pellr_gm_dir needs no long slices and no scratch. */
+/* pellr_gm_dir needs no long slices. */
 static int pellr_gpu_gm_dir_ok(const void *impl)
 {
     const pellr_gpu *m = (const pellr_gpu *)impl;
     return m->nlong == 0 && m->nslices > 0;
 }
 
-static kr_status pellr_gpu_gm_dir_apply(kr_ctx *ctx, void *impl, double *u,
-                                        const double *d, double *v, double *w,
-                                        const kr_gm_dev *s)
+/* h = V^T w comes from pellr_gm_dir up to PELLR_GM_COLS columns while its
+ * partial sums (one per column and block) fit in the scratch; else from
+ * gemv_t_dev after it. */
+static kr_status pellr_gpu_gm_dir_apply(kr_ctx *ctx, void *impl,
+                                        const kr_gm_dir *g)
 {
     const pellr_gpu *m = (const pellr_gpu *)impl;
     if (!pellr_gpu_gm_dir_ok(m))
         return kr_fail(ctx, KR_ERR_UNSUPPORTED,
                        "pellr: no fused GMRES step over long slices "
                        "(internal)");
-    const pellr_args a = args_of(m);
-    pellr_gm_dir<<<(unsigned)fused_blocks(m), PELLR_BLOCK, 0,
-                   kr_cuda(ctx)->stream>>>(a, u, d, v, w, s);
+    kr_cuda_state *st = kr_cuda(ctx);
+    const int64_t blocks = fused_blocks(m);
+    const int here = g->V && g->k >= 1 && g->k <= PELLR_GM_COLS &&
+                     blocks * g->k <= KR_CUDA_SCRATCH - KR_MAX_DOTS;
+    pellr_gm_dir<<<(unsigned)blocks, PELLR_BLOCK, 0, st->stream>>>(
+        args_of(m), g->u, g->d, g->v, g->w, here ? g->V : NULL, g->k, g->h,
+        g->s, st->d_scratch + KR_MAX_DOTS);
     KR_LAUNCH_CHECK(ctx);
-    return KR_OK;
+    if (!g->V || here) return KR_OK;
+    return ctx->ops->gemv_t_dev(ctx, m->nrows, g->k, g->V, m->nrows, g->w,
+                                g->h);
 }
 
 static size_t pellr_gpu_bytes(const void *impl)
