@@ -117,6 +117,23 @@ static __device__ __forceinline__ void long_tile(const pellr_args &a,
     a.part[(int64_t)blockIdx.x * 32 + lane] = s;
 }
 
+/* Warp t's share of a row of ordinary slice s (lane the row's place in
+ * it): steps t, t + T, ..., each val times x(col), x a functor. */
+template <typename X>
+static __device__ __forceinline__ double
+slice_share(const pellr_args &a, int64_t s, int lane, int t, int T, X x)
+{
+    double sum = 0.0;
+    if (s >= a.nslices) return sum;
+    const int32_t len = a.rl[s * 32 + lane];
+    const double *v = a.val + a.off[s] + lane;
+    const int32_t *c = a.col + a.off[s] + lane;
+#pragma unroll 4
+    for (int32_t j = t; j < len; j += T)
+        sum += v[(int64_t)j * 32] * x(c[(int64_t)j * 32]);
+    return sum;
+}
+
 /* 8 / T ordinary slices of block b (counted from the first after the
  * tiles), T warps each: warp t sums steps t, t + T, ... of its row, and
  * the slice's first warp adds the T sums in t order. */
@@ -129,15 +146,8 @@ split_slices(const pellr_args &a, int64_t b, const double *__restrict__ x,
     const int T = a.slice_warps, t = warp % T;
     const int64_t s = a.nlong + b * (PELLR_WARPS / T) + warp / T;
     const int64_t k = s * 32 + lane;
-    double sum = 0.0;
-    if (s < a.nslices) {
-        const int32_t len = a.rl[k];
-        const double *v = a.val + a.off[s] + lane;
-        const int32_t *c = a.col + a.off[s] + lane;
-#pragma unroll 4
-        for (int32_t j = t; j < len; j += T)
-            sum += v[(int64_t)j * 32] * __ldg(x + c[(int64_t)j * 32]);
-    }
+    double sum =
+        slice_share(a, s, lane, t, T, [x](int32_t j) { return __ldg(x + j); });
     sums[warp][lane] = sum;
     __syncthreads();
     if (t != 0 || s >= a.nslices) return;
@@ -198,18 +208,10 @@ __global__ void __launch_bounds__(PELLR_BLOCK)
     const int T = a.slice_warps, t = warp % T;
     const int64_t sl = (int64_t)blockIdx.x * (PELLR_WARPS / T) + warp / T;
     const int64_t k = sl * 32 + lane;
-    double sum = 0.0, dot = 0.0;
-    if (sl < a.nslices) {
-        const int32_t len = a.rl[k];
-        const double *v = a.val + a.off[sl] + lane;
-        const int32_t *c = a.col + a.off[sl] + lane;
-#pragma unroll 4
-        for (int32_t j = t; j < len; j += T) {
-            const int32_t cj = c[(int64_t)j * 32];
-            sum +=
-                v[(int64_t)j * 32] * __fma_rn(b, __ldg(p + cj), __ldg(z + cj));
-        }
-    }
+    double dot = 0.0;
+    double sum = slice_share(a, sl, lane, t, T, [b, p, z](int32_t j) {
+        return __fma_rn(b, __ldg(p + j), __ldg(z + j));
+    });
     sums[warp][lane] = sum;
     __syncthreads();
     if (t == 0 && sl < a.nslices && k < a.n) {
@@ -301,16 +303,9 @@ __global__ void __launch_bounds__(PELLR_BLOCK)
     const int T = a.slice_warps, t = warp % T, q = warp / T;
     const int64_t sl = (int64_t)blockIdx.x * (PELLR_WARPS / T) + q;
     const int64_t row = sl * 32 + lane; /* in the sorted order */
-    double sum = 0.0;
-    if (sl < a.nslices) {
-        const int32_t len = a.rl[row];
-        const double *val = a.val + a.off[sl] + lane;
-        const int32_t *col = a.col + a.off[sl] + lane;
-#pragma unroll 4
-        for (int32_t j = t; j < len; j += T)
-            sum +=
-                val[(int64_t)j * 32] * gm_entry(c, u, d, col[(int64_t)j * 32]);
-    }
+    double sum = slice_share(a, sl, lane, t, T, [c, u, d](int32_t j) {
+        return gm_entry(c, u, d, j);
+    });
     sums[warp][lane] = sum;
     __syncthreads();
     if (t == 0) { /* the slice's first warp finishes its rows */
