@@ -301,6 +301,18 @@ static void gmres_fused_against_separate(kr_ctx *ctx, const kr_csr *A,
     free(f1.x);
 }
 
+/* diag(1, 2, 3, 1, 2, 3, ...): GMRES is done in 3 steps. */
+static void three_eigenvalues(kr_ctx *ctx, int32_t n, kr_csr *A)
+{
+    ck_assert_int_eq(kr_csr_alloc(ctx, n, n, n, A), KR_OK);
+    for (int32_t i = 0; i < n; i++) {
+        A->colind[i] = i;
+        A->val[i] = 1.0 + i % 3;
+        A->rowptr[i + 1] = i + 1;
+    }
+    A->nnz = n;
+}
+
 /* The fused GMRES path on the GPU against the CPU's (the reference; the
  * GPU's reductions add in another order): iteration counts within the
  * GPU-against-CPU tolerance, the same solution within 1e-5. */
@@ -313,14 +325,17 @@ START_TEST(gmres_fused_step)
     /* several cycles of 30 (graph replays on the GPU), and rows of up to
      * 81 entries, whose slices PELLR splits over several warps */
     const char *specs[] = {"poisson3d:20", "convdiff2d:60,20", "elasticity3d:6",
-                           "random 4000 x 9, dominant"};
+                           "random 4000 x 9, dominant",
+                           "diagonal 1, 2, 3, ... (done in 3 steps)"};
     const char *pcs[] = {"jacobi", "none"};
-    for (int p = 0; p < 4; p++) {
+    for (int p = 0; p < 5; p++) {
         kr_csr A;
-        if (p < 3) /* these have constant diagonals: random has not */
+        if (p < 3) /* these have constant diagonals: the others not */
             ck_assert_int_eq(kr_generate(c, specs[p], &A), KR_OK);
-        else
+        else if (p == 3)
             kt_random_csr(c, 4000, 4000, 9, 1, seed, &A);
+        else /* the device stops within a batch (of 4 steps) */
+            three_eigenvalues(c, 5000, &A);
         uint64_t s = seed + (uint64_t)p;
         double *b = kt_rand_vector(A.nrows, &s);
         for (int q = 0; q < 2; q++) {
