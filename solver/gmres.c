@@ -179,8 +179,8 @@ typedef struct gm_batch {
     double *V, *t, *z;
     kr_gm_dev *s; /* backend memory, H etc. after it */
     int j0, nb;
-    int fused;       /* a gm_fusion: what the format's gm_dir_apply does */
-    const double *d; /* fused: the diagonal preconditioner (NULL: none) */
+    enum gm_fusion fused; /* what the format's gm_dir_apply does */
+    const double *d;      /* fused: the diagonal preconditioner (or NULL) */
 } gm_batch;
 
 /* Step j's new vector A M^-1 v_j, not yet orthogonalised: V's column j+1,
