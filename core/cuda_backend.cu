@@ -1250,6 +1250,7 @@ static kr_status cu_gm_step(kr_ctx *ctx, int32_t n, const double *v,
 
 __global__ void k_gm_scale(int32_t n, double *v, const kr_gm_dev *s)
 {
+    kr_pdl_begin();
     if (s->h.stop) return;
     double a = s->inv;
     GRID_STRIDE(i, n) v[i] = a * v[i];
@@ -1271,6 +1272,7 @@ __global__ void k_gm_pass(int32_t n, int k, const double *__restrict__ V,
 {
     __shared__ double c[GM_FUSED_COLS];
     __shared__ double sh[BLOCK / 32];
+    kr_pdl_begin();
     if (OUT == GM_NORM && s->h.stop) return;
     if (UPD && threadIdx.x < k) c[threadIdx.x] = alpha * h[threadIdx.x];
     __syncthreads();
@@ -1336,10 +1338,9 @@ static kr_status cu_gemv_t_dev1(kr_ctx *ctx, int32_t n, int k, const double *V,
     kr_cuda_state *st = kr_cuda(ctx);
     if (k > GM_FUSED_COLS || n == 0 || k == 0)
         return cu_gemv_t_dev(ctx, n, k, V, ld, w, h);
-    k_gm_pass<0, GM_COLS><<<red_blocks(n), BLOCK, 0, st->stream>>>(
-        n, k, V, ld, NULL, 0.0, (double *)w, h, gm_ticket(st),
-        st->d_scratch + KR_MAX_DOTS);
-    KR_LAUNCH_CHECK(ctx);
+    KR_LAUNCH_PDL(ctx, red_blocks(n), BLOCK, k_gm_pass<0, GM_COLS>, n, k, V, ld,
+                  (const double *)NULL, 0.0, (double *)w, h, gm_ticket(st),
+                  st->d_scratch + KR_MAX_DOTS);
     return KR_OK;
 }
 
@@ -1352,10 +1353,8 @@ static kr_status cu_gemv_nt_dev(kr_ctx *ctx, int32_t n, int k, const double *V,
         KR_TRY(cu_gemv_n_dev(ctx, n, k, V, ld, h, alpha, w));
         return cu_gemv_t_dev(ctx, n, k, V, ld, w, h2);
     }
-    k_gm_pass<1, GM_COLS><<<red_blocks(n), BLOCK, 0, st->stream>>>(
-        n, k, V, ld, h, alpha, w, h2, gm_ticket(st),
-        st->d_scratch + KR_MAX_DOTS);
-    KR_LAUNCH_CHECK(ctx);
+    KR_LAUNCH_PDL(ctx, red_blocks(n), BLOCK, k_gm_pass<1, GM_COLS>, n, k, V, ld,
+                  h, alpha, w, h2, gm_ticket(st), st->d_scratch + KR_MAX_DOTS);
     return KR_OK;
 }
 
@@ -1368,16 +1367,15 @@ static kr_status cu_gm_update_step(kr_ctx *ctx, int32_t n, int k,
         KR_TRY(cu_gemv_n_dev(ctx, n, k, V, ld, h, -1.0, w));
         return cu_gm_step(ctx, n, w, s);
     }
-    k_gm_pass<1, GM_NORM><<<red_blocks(n), BLOCK, 0, st->stream>>>(
-        n, k, V, ld, h, -1.0, w, NULL, s, st->d_scratch + KR_MAX_DOTS);
-    KR_LAUNCH_CHECK(ctx);
+    KR_LAUNCH_PDL(ctx, red_blocks(n), BLOCK, k_gm_pass<1, GM_NORM>, n, k, V, ld,
+                  h, -1.0, w, (double *)NULL, s, st->d_scratch + KR_MAX_DOTS);
     return KR_OK;
 }
 
 static kr_status cu_gm_scale(kr_ctx *ctx, int32_t n, double *v,
                              const kr_gm_dev *s)
 {
-    LAUNCH(ctx, n, k_gm_scale, n, v, s);
+    LAUNCH_PDL(ctx, n, k_gm_scale, n, v, s);
     return KR_OK;
 }
 

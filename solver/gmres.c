@@ -14,7 +14,16 @@
  * 32 columns), then gm_scale;
  * the host reads the state back once per batch of 1, 2, 4, ... 16 steps
  * and runs the stopping test on each estimate, and at the end of a cycle
- * takes H's first k columns and g back to solve R y = g and update x. */
+ * takes H's first k columns and g back to solve R y = g and update x.
+ * Where M is diagonal (Jacobi, or none) and the matrix's format has a
+ * fused step (gm_dir_apply: PELLR without long slices), step j's SpMV
+ * also scales: it reads step j-1's vector u unscaled (in t or z, in
+ * turn), writes v_j = u / ||u|| into V and multiplies A (d .* v_j), the
+ * same products as gm_scale, the preconditioner and the SpMV, and it
+ * makes the first projection h = V^T w as its rows finish: three
+ * launches a step instead of six. KRYLOV_GMRES_FUSED=1 leaves the
+ * projection to gemv_t_dev (four launches, bit for bit the iterates of
+ * the separate ops), 0 turns the fusion off; the tests compare them. */
 #include "core/error.h"
 #include "solver/multi.h"
 #include "solver/solver.h"
@@ -155,14 +164,50 @@ typedef struct gm_graphs {
     int j0[GM_GRAPHS], nb[GM_GRAPHS];
 } gm_graphs;
 
+/* How much of a device step the format's gm_dir_apply takes:
+ * KRYLOV_GMRES_FUSED=0, 1 or 2 (the default) picks the level. */
+enum gm_fusion {
+    GM_SEPARATE,   /* preconditioner, SpMV, gemv_t_dev, ..., gm_scale */
+    GM_FUSED,      /* gm_scale, a diagonal preconditioner and the SpMV */
+    GM_FUSED_PROJ, /* those and the first projection, h = V^T w */
+};
+
 /* Steps j0 .. j0+nb-1 of a cycle on the device: what is enqueued at once. */
 typedef struct gm_batch {
     kr_solve_args *a;
     gm_host *w;
-    double *V, *z;
+    double *V, *t, *z;
     kr_gm_dev *s; /* backend memory, H etc. after it */
     int j0, nb;
+    enum gm_fusion fused; /* what the format's gm_dir_apply does */
+    const double *d;      /* fused: the diagonal preconditioner (or NULL) */
 } gm_batch;
+
+/* Step j's new vector A M^-1 v_j, not yet orthogonalised: V's column j+1,
+ * or in the fused step t or z (step j + 1 scales it into V's column j + 1
+ * as it multiplies; the Gram-Schmidt passes read only columns 0..j); the
+ * full fusion also makes h = V^T of it. */
+static kr_status gm_matvec(gm_batch *c, int j, double *h, double **out)
+{
+    kr_solve_args *a = c->a;
+    int32_t n = a->n;
+    double *vj = KR_WORK(c->V, n, j);
+    if (!c->fused) {
+        *out = KR_WORK(c->V, n, j + 1);
+        KR_TRY(kr_pc(a, vj, c->z));
+        return kr_spmv(a, 1.0, c->z, 0.0, *out);
+    }
+    *out = j % 2 ? c->t : c->z;
+    kr_gm_dir g = {.u = j % 2 ? c->z : c->t, /* step j - 1's output */
+                   .d = c->d,
+                   .v = vj,
+                   .w = *out,
+                   .V = c->fused == GM_FUSED_PROJ ? c->V : NULL,
+                   .k = j + 1,
+                   .h = h,
+                   .s = c->s};
+    return a->A->ops->gm_dir_apply(a->ctx, a->A->impl, &g);
+}
 
 static kr_status gm_enqueue(void *arg)
 {
@@ -174,13 +219,13 @@ static kr_status gm_enqueue(void *arg)
     double *H = kr_gm_dev_H(c->s), *V = c->V;
     double *h2 = H + (size_t)(m + 1) * (size_t)m + 3 * (size_t)m + 1;
     for (int j = c->j0; j < c->j0 + c->nb; j++) {
-        double *v = KR_WORK(V, n, j + 1), *h = H + (size_t)j * (size_t)(m + 1);
-        KR_TRY(kr_pc(a, KR_WORK(V, n, j), c->z));
-        KR_TRY(kr_spmv(a, 1.0, c->z, 0.0, v));
-        KR_TRY(op->gemv_t_dev(ctx, n, j + 1, V, n, v, h));
+        double *v, *h = H + (size_t)j * (size_t)(m + 1);
+        KR_TRY(gm_matvec(c, j, h, &v));
+        if (c->fused != GM_FUSED_PROJ)
+            KR_TRY(op->gemv_t_dev(ctx, n, j + 1, V, n, v, h));
         KR_TRY(op->gemv_nt_dev(ctx, n, j + 1, V, n, h, -1.0, v, h2));
         KR_TRY(op->gm_update_step(ctx, n, j + 1, V, n, h2, v, c->s));
-        KR_TRY(op->gm_scale(ctx, n, v, c->s));
+        if (!c->fused) KR_TRY(op->gm_scale(ctx, n, v, c->s));
     }
     return KR_OK;
 }
@@ -217,9 +262,6 @@ static kr_status gm_account(kr_solve_args *a, kr_result *res,
     return KR_OK;
 }
 
-/* cycle() with H, the rotations and g on the device: batches of steps,
- * one readback each, then H's first k columns and g come back for the
- * update of x on the host. */
 /* Batch number bi of the cycle: replayed, captured or run directly. */
 static kr_status gm_run_batch(kr_ctx *ctx, gm_graphs *gg, int bi, gm_batch *c)
 {
@@ -233,9 +275,14 @@ static kr_status gm_run_batch(kr_ctx *ctx, gm_graphs *gg, int bi, gm_batch *c)
     return ctx->ops->replay(ctx, &gg->slot[bi], gm_enqueue, c);
 }
 
+/* cycle() with H, the rotations and g on the device: batches of steps,
+ * one readback each, then H's first k columns and g come back for the
+ * update of x on the host. The fused steps (fused, d the diagonal)
+ * take r in t, and step 0 scales it into V's column 0 with
+ * inv = 1 / beta. */
 static kr_status cycle_dev(kr_solve_args *a, kr_result *res, gm_host *w,
                            double *V, int *it, double beta, int *happy,
-                           gm_graphs *gg)
+                           gm_graphs *gg, enum gm_fusion fused, const double *d)
 {
     kr_ctx *ctx = a->ctx;
     const kr_backend_ops *op = ctx->ops;
@@ -246,10 +293,16 @@ static kr_status cycle_dev(kr_solve_args *a, kr_result *res, gm_host *w,
     memset(&hs, 0, sizeof hs);
     kr_dev_head_init(a, &hs.h);
     hs.m = m;
-    gm_batch c = {.a = a, .w = w, .V = V, .z = z, .s = a->dstate};
+    gm_batch c = {.a = a, .w = w, .V = V, .t = t, .z = z, .s = a->dstate};
     double *dH = kr_gm_dev_H(c.s);
     double *dg = dH + (size_t)(m + 1) * (size_t)m + 2 * (size_t)m;
-    KR_TRY(ctx->ops->axpby(ctx, n, 1.0 / beta, V, 0.0, V));
+    c.fused = fused;
+    c.d = d;
+    if (fused) {
+        hs.inv = 1.0 / beta;
+    } else {
+        KR_TRY(ctx->ops->axpby(ctx, n, 1.0 / beta, V, 0.0, V));
+    }
     KR_TRY(op->upload(ctx, c.s, &hs, sizeof hs));
     KR_TRY(op->upload(ctx, dg, &beta, sizeof beta));
     *happy = 0;
@@ -279,6 +332,21 @@ static kr_status cycle_dev(kr_solve_args *a, kr_result *res, gm_host *w,
     return update_x(a, w, V, k, t, z);
 }
 
+/* How far the device steps fuse into the format's SpMV (gm_dir_apply): a
+ * diagonal preconditioner (*d; NULL: none) and such a format needed. */
+static enum gm_fusion gm_fusable(const kr_solve_args *a, const double **d)
+{
+    const kr_format_ops *f = a->A->ops;
+    const kr_precond_ops *p = a->P->ops;
+    const char *env = getenv("KRYLOV_GMRES_FUSED");
+    *d = NULL;
+    if (!(f->gm_dir_ok && f->gm_dir_apply && f->gm_dir_ok(a->A->impl) &&
+          p->diagonal && p->diagonal(a->P->impl, d)))
+        return GM_SEPARATE;
+    if (env && !strcmp(env, "0")) return GM_SEPARATE;
+    return env && !strcmp(env, "1") ? GM_FUSED : GM_FUSED_PROJ;
+}
+
 /* Restarts until the stopping test ends it. After a cycle the true
  * residual decides: below the tolerance it ends the solve (as a happy
  * breakdown if the cycle ended in one), otherwise the next cycle starts
@@ -290,6 +358,10 @@ static kr_status iterate(kr_solve_args *a, kr_result *res, gm_host *w,
     int it = 0, happy;
     double beta;
     int dev = a->ctx->ops->gm_step && a->dstate && w->m <= KR_GM_DEV_MAX_M;
+    const double *d = NULL;
+    enum gm_fusion fused = dev ? gm_fusable(a, &d) : GM_SEPARATE;
+    /* the fused steps want r in t, outside V (cycle_dev) */
+    double *r = fused ? KR_WORK(V, a->n, w->m + 1) : V;
     gm_graphs gg;
     memset(&gg, 0, sizeof gg);
     /* a user's callback may do what a capture cannot; a monitor makes
@@ -297,15 +369,15 @@ static kr_status iterate(kr_solve_args *a, kr_result *res, gm_host *w,
     gg.on = !kr_matrix_is_user(a->A) && !kr_precond_is_user(a->P) &&
             !a->opt->monitor;
     kr_status st = KR_OK;
-    KR_TRY(residual(a, V, &beta));
+    KR_TRY(residual(a, r, &beta));
     res->reason = kr_solver_check(a, res, 0, beta);
     while (res->reason == KR_ITERATING) {
         if (dev)
-            st = cycle_dev(a, res, w, V, &it, beta, &happy, &gg);
+            st = cycle_dev(a, res, w, V, &it, beta, &happy, &gg, fused, d);
         else
             st = cycle(a, res, w, V, &it, beta, &happy);
         if (st != KR_OK || res->reason != KR_ITERATING) break;
-        st = residual(a, V, &beta);
+        st = residual(a, r, &beta);
         if (st != KR_OK) break;
         if (!isfinite(beta))
             res->reason = KR_DIVERGED_NANORINF;
@@ -350,7 +422,13 @@ static size_t gmres_dstate_bytes(const kr_solve_options *o)
 /* Passes of one cycle of k Arnoldi steps: step j does two classical
  * Gram-Schmidt passes (gemv_t j+2, gemv_n j+3), a norm 1 and a scaling 2;
  * the cycle adds its residual (copy 2, norm 1), v0 scaling 2 and the
- * update x += M^-1 V y (t = y0 v0 2, gemv_n k+1 when k > 1, x += z 3). */
+ * update x += M^-1 V y (t = y0 v0 2, gemv_n k+1 when k > 1, x += z 3).
+ * A format's fused step (gm_dir_apply) moves 4 passes a step less, which
+ * this model, blind to the format, does not subtract: its SpMV gathers u
+ * and d instead of z (+1) and writes v (+1), the scaling (-2) and the
+ * diagonal preconditioner (z = d .* v, -3; none: the copy z = v, -2, and
+ * no d) go, and the first projection reads w where the SpMV makes it
+ * (-1; KRYLOV_GMRES_FUSED=1: 3 passes less). */
 static double gmres_cycle_passes(int k)
 {
     return 2.0 * k * (k - 1) + 13.0 * k + 10 + (k > 1 ? k + 1 : 0);
@@ -373,7 +451,8 @@ static void gmres_iter_model(const kr_solve_options *o, int32_t n,
              "vector passes (two Gram-Schmidt passes gemv_t j+2 and gemv_n "
              "j+3, norm 1, scaling 2); each cycle of k steps adds 1 SpMV and "
              "copy 2 + norm 1 (residual), scaling 2, 1 preconditioner and "
-             "5 + (k+1) passes (update of x); averaged over the %d "
+             "5 + (k+1) passes (update of x); a format's fused step, "
+             "PELLR's, moves 4 passes a step fewer; averaged over the %d "
              "iterations of this solve: %.2f SpMVs, %.2f vector passes",
              restart, its, m->spmvs, m->vectors);
 }

@@ -547,6 +547,18 @@ static kr_status auto_idr_dots_apply(kr_ctx *ctx, void *impl, int k,
     return a->ops->idr_dots_apply(ctx, a->impl, k, x, y, P, r, st);
 }
 
+static int auto_gm_dir_ok(const void *impl)
+{
+    const auto_impl *a = impl;
+    return a->ops->gm_dir_ok && a->ops->gm_dir_ok(a->impl);
+}
+
+static kr_status auto_gm_dir_apply(kr_ctx *ctx, void *impl, const kr_gm_dir *g)
+{
+    auto_impl *a = impl;
+    return a->ops->gm_dir_apply(ctx, a->impl, g);
+}
+
 static size_t auto_bytes(const void *impl)
 {
     const auto_impl *a = impl;
@@ -620,6 +632,8 @@ const kr_format_ops kr_auto_ops = {
     .cg_dir_apply = auto_cg_dir_apply,
     .idr_dots_ok = auto_idr_dots_ok,
     .idr_dots_apply = auto_idr_dots_apply,
+    .gm_dir_ok = auto_gm_dir_ok,
+    .gm_dir_apply = auto_gm_dir_apply,
 };
 
 const kr_format_ops kr_auto_probe_ops = {
@@ -639,6 +653,8 @@ const kr_format_ops kr_auto_probe_ops = {
     .cg_dir_apply = auto_cg_dir_apply,
     .idr_dots_ok = auto_idr_dots_ok,
     .idr_dots_apply = auto_idr_dots_apply,
+    .gm_dir_ok = auto_gm_dir_ok,
+    .gm_dir_apply = auto_gm_dir_apply,
 };
 
 /* In a build without CUDA there is no CUDA backend to serve. */

@@ -29,6 +29,26 @@ static inline int kr_dev_arrays_put(const kr_dev_array *all, int count,
 
 struct kr_cg_dev;  /* core/backend.h */
 struct kr_idr_dev; /* core/backend.h */
+struct kr_gm_dev;  /* core/backend.h */
+
+/* The arguments of gm_dir_apply: with c = s->inv (1 / the last norm, in
+ * backend memory), v = c u and w = A (d .* v) (d NULL: w = A v), each
+ * product rounded as the separate scaling, pointwise product and SpMV
+ * round it; with V, also h = V^T w over V's first k columns (leading
+ * dimension the matrix's rows; column k - 1 is v), as gemv_t_dev
+ * computes it up to the order of its sums. Nothing once s->h.stop is set
+ * (h aside, where the GPU's kernel leaves it to gemv_t_dev). w aliases
+ * none of u, v and V, nor v u; u's contents are undefined after (the
+ * CPU's composite keeps d .* v there). */
+typedef struct kr_gm_dir {
+    double *u;
+    const double *d;
+    double *v, *w;
+    const double *V; /* NULL: no h */
+    int k;
+    double *h; /* backend memory, k entries */
+    struct kr_gm_dev *s;
+} kr_gm_dir;
 
 typedef struct kr_format_ops {
     const char *name;
@@ -85,6 +105,13 @@ typedef struct kr_format_ops {
     kr_status (*idr_dots_apply)(kr_ctx *ctx, void *impl, int k, const double *x,
                                 double *y, const double *P, const double *r,
                                 struct kr_idr_dev *st);
+    /* GMRES's scaling, preconditioner, mat-vec and first Gram-Schmidt
+     * projection in one pass, for the steps with their scalars in backend
+     * memory (solver/gmres.c): see kr_gm_dir. Optional, and only where
+     * gm_dir_ok(impl) says 1. */
+    int (*gm_dir_ok)(const void *impl);
+    kr_status (*gm_dir_apply)(kr_ctx *ctx, void *impl,
+                              const struct kr_gm_dir *g);
 } kr_format_ops;
 
 typedef struct kr_format_entry {

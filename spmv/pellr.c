@@ -211,7 +211,7 @@ static kr_status pellr_apply_multi(kr_ctx *ctx, void *impl, int32_t k,
 /* The CPU's fused CG step is the separate ops in turn (the same
  * arithmetic as cg_direction, the SpMV and cg_alpha): nothing to gain
  * here, but the solver's fused iteration then runs on the CPU too. */
-static int pellr_cg_dir_ok(const void *impl)
+static int pellr_fused_ok(const void *impl)
 {
     (void)impl;
     return 1;
@@ -253,6 +253,24 @@ static kr_status pellr_idr_dots_apply(kr_ctx *ctx, void *impl, int k,
     return KR_OK;
 }
 
+/* The CPU's fused GMRES step is likewise the separate ops in turn
+ * (gm_scale, the Jacobi product into u, which the solver no longer needs,
+ * the SpMV and gemv_t_dev). */
+static kr_status pellr_gm_dir_apply(kr_ctx *ctx, void *impl, const kr_gm_dir *g)
+{
+    if (g->s->h.stop) return KR_OK;
+    int32_t n = ((pellr_impl *)impl)->P.nrows;
+    const double *x = g->v;
+    KR_TRY(ctx->ops->axpby(ctx, n, g->s->inv, g->u, 0.0, g->v));
+    if (g->d) {
+        KR_TRY(ctx->ops->pointwise_mult(ctx, n, g->d, g->v, g->u));
+        x = g->u;
+    }
+    KR_TRY(pellr_apply(ctx, impl, 1.0, x, 0.0, g->w));
+    if (!g->V) return KR_OK;
+    return ctx->ops->gemv_t_dev(ctx, n, g->k, g->V, n, g->w, g->h);
+}
+
 static size_t pellr_bytes(const void *impl)
 {
     return kr_pellr_host_bytes(&((const pellr_impl *)impl)->P);
@@ -279,8 +297,10 @@ const kr_format_ops kr_pellr_cpu_ops = {
     .destroy = pellr_destroy,
     .stored = pellr_stored,
     .apply_multi = pellr_apply_multi,
-    .cg_dir_ok = pellr_cg_dir_ok,
+    .cg_dir_ok = pellr_fused_ok,
     .cg_dir_apply = pellr_cg_dir_apply,
-    .idr_dots_ok = pellr_cg_dir_ok,
+    .idr_dots_ok = pellr_fused_ok,
     .idr_dots_apply = pellr_idr_dots_apply,
+    .gm_dir_ok = pellr_fused_ok,
+    .gm_dir_apply = pellr_gm_dir_apply,
 };

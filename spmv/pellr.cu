@@ -52,6 +52,8 @@
 #define PELLR_SPLIT_MIN_STEPS 2
 #define PELLR_SPLIT_LONGEST 8
 #define PELLR_SPLIT_MAX PELLR_WARPS
+/* Columns of h = V^T w that pellr_gm_dir computes itself. */
+#define PELLR_GM_COLS 32
 
 typedef struct pellr_gpu {
     int32_t nrows, nslices;
@@ -115,24 +117,34 @@ static __device__ __forceinline__ void long_tile(const pellr_args &a,
     a.part[(int64_t)blockIdx.x * 32 + lane] = s;
 }
 
+/* Warp t's share of a row of ordinary slice s (lane the row's place in
+ * it): steps t, t + T, ..., each val times x(col), x a functor. */
+template <typename X>
+static __device__ __forceinline__ double
+slice_share(const pellr_args &a, int64_t s, int lane, int t, int T, X x)
+{
+    double sum = 0.0;
+    if (s >= a.nslices) return sum;
+    const int32_t len = a.rl[s * 32 + lane];
+    const double *v = a.val + a.off[s] + lane;
+    const int32_t *c = a.col + a.off[s] + lane;
+#pragma unroll 4
+    for (int32_t j = t; j < len; j += T)
+        sum += v[(int64_t)j * 32] * x(c[(int64_t)j * 32]);
+    return sum;
+}
+
 /* Row sums of slice s, T warps each (the whole block calls it): warp t
- * sums steps t, t + T, ... of its row, and the slice's first warp adds
- * the T sums in t order; the total is valid in that warp. */
+ * sums steps t, t + T, ... of its row (slice_share), and the slice's
+ * first warp adds the T sums in t order; the total is valid in that warp. */
 static __device__ __forceinline__ double
 split_sum(const pellr_args &a, int64_t s, const double *__restrict__ x)
 {
     __shared__ double sums[PELLR_WARPS][32];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int T = a.slice_warps, t = warp % T;
-    double sum = 0.0;
-    if (s < a.nslices) {
-        const int32_t len = a.rl[s * 32 + lane];
-        const double *v = a.val + a.off[s] + lane;
-        const int32_t *c = a.col + a.off[s] + lane;
-#pragma unroll 4
-        for (int32_t j = t; j < len; j += T)
-            sum += v[(int64_t)j * 32] * __ldg(x + c[(int64_t)j * 32]);
-    }
+    double sum =
+        slice_share(a, s, lane, t, T, [x](int32_t j) { return __ldg(x + j); });
     sums[warp][lane] = sum;
     __syncthreads();
     if (t != 0) return sum;
@@ -303,6 +315,106 @@ __global__ void __launch_bounds__(PELLR_BLOCK)
         kr_idr_dev_h(st, step);
 }
 
+/* GMRES's basis entry j as the mat-vec gathers it: d_j (c u_j), the two
+ * products rounded as gm_scale and the Jacobi product round them. */
+static __device__ __forceinline__ double gm_entry(double c,
+                                                  const double *__restrict__ u,
+                                                  const double *__restrict__ d,
+                                                  int32_t j)
+{
+    const double vj = __dmul_rn(c, __ldg(u + j));
+    return d ? __dmul_rn(__ldg(d + j), vj) : vj;
+}
+
+/* The block's share of h = V^T w (pellr_gm_dir): warp c takes columns
+ * c, c + 8, ..., each over the block's slices in order, then its 32 lanes
+ * (rows) by shuffles, into partial[column][block]. Column k - 1 is v,
+ * which this launch wrote: from shared memory, as w is. */
+static __device__ __forceinline__ void
+gm_proj_block(const double *__restrict__ V, int64_t ld, int k, int nsl,
+              const double (*wsh)[32], const double (*vsh)[32],
+              const int32_t (*rsh)[32], double *partial)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    for (int i = warp; i < k; i += PELLR_WARPS) {
+        double acc = 0.0;
+        for (int q = 0; q < nsl; q++) {
+            const int32_t r = rsh[q][lane];
+            if (r < 0) continue; /* padding, or past the last slice */
+            const double vi = i == k - 1 ? vsh[q][lane] : V[r + i * ld];
+            acc += vi * wsh[q][lane];
+        }
+        for (int off = 16; off > 0; off /= 2)
+            acc += __shfl_down_sync(~0u, acc, off);
+        if (lane == 0) partial[(int64_t)i * gridDim.x + blockIdx.x] = acc;
+    }
+}
+
+/* The last block: h[i] = the blocks' partial sums of column i, one warp a
+ * column, in a fixed order (k_gm_pass's). */
+static __device__ __forceinline__ void
+gm_proj_final(int k, const double *partial, double *__restrict__ h)
+{
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    for (int i = warp; i < k; i += PELLR_WARPS) {
+        double t = 0.0;
+        for (int b = lane; b < (int)gridDim.x; b += 32)
+            t += __ldcg(partial + (int64_t)i * gridDim.x + b);
+        for (int off = 16; off > 0; off /= 2)
+            t += __shfl_down_sync(~0u, t, off);
+        if (lane == 0) h[i] = t;
+    }
+}
+
+/* GMRES's scaling, Jacobi and mat-vec (the gm_dir_apply op) over a layout
+ * without long slices, T warps per slice as split_slices and in its order,
+ * so w is A (d .* v) exactly as the separate SpMV sums it: v = c u and
+ * w = A (d .* v) with c = s->inv. With V (k <= PELLR_GM_COLS columns, the
+ * last being v) also h = V^T w: each block's share from its rows' w and v
+ * in shared memory, and the grid's in the last block to finish. Replaces
+ * gm_scale's, the Jacobi's and the first Gram-Schmidt pass's launches. */
+__global__ void __launch_bounds__(PELLR_BLOCK)
+    pellr_gm_dir(const pellr_args a, const double *__restrict__ u,
+                 const double *__restrict__ d, double *__restrict__ v,
+                 double *__restrict__ w, const double *__restrict__ V, int k,
+                 double *__restrict__ h, kr_gm_dev *s, double *partial)
+{
+    __shared__ double sums[PELLR_WARPS][32];
+    __shared__ double wsh[PELLR_WARPS][32], vsh[PELLR_WARPS][32];
+    __shared__ int32_t rsh[PELLR_WARPS][32];
+    kr_pdl_begin();
+    if (s->h.stop) return; /* set by an earlier launch: uniform */
+    const double c = s->inv;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int T = a.slice_warps, t = warp % T, q = warp / T;
+    const int64_t sl = (int64_t)blockIdx.x * (PELLR_WARPS / T) + q;
+    const int64_t row = sl * 32 + lane; /* in the sorted order */
+    double sum = slice_share(a, sl, lane, t, T, [c, u, d](int32_t j) {
+        return gm_entry(c, u, d, j);
+    });
+    sums[warp][lane] = sum;
+    __syncthreads();
+    if (t == 0) { /* the slice's first warp finishes its rows */
+        int32_t r = -1;
+        if (sl < a.nslices && row < a.n) {
+            for (int i = 1; i < T; i++)
+                sum += sums[warp + i][lane];
+            r = a.perm[row];
+            const double vr = __dmul_rn(c, u[r]);
+            v[r] = vr;
+            w[r] = sum;
+            vsh[q][lane] = vr;
+            wsh[q][lane] = sum;
+        }
+        rsh[q][lane] = r;
+    }
+    if (!V) return; /* uniform */
+    __syncthreads();
+    gm_proj_block(V, a.n, k, PELLR_WARPS / T, wsh, vsh, rsh, partial);
+    if (!last_block(&s->h.ticket)) return;
+    gm_proj_final(k, partial, h);
+}
+
 /* y = alpha*A*x + beta*y for the rows of the long slices: the tile sums of
  * each row, added in tile order. One thread per row. */
 __global__ void __launch_bounds__(PELLR_BLOCK)
@@ -432,6 +544,16 @@ static kr_status upload(kr_ctx *ctx, pellr_gpu *m, const kr_pellr_host *P)
         ctx, P->rl, kr_ell_split_count(P->rl, P->nrows, P->nnz), &m->split);
 }
 
+/* The kernels' view of m. */
+static pellr_args args_of(const pellr_gpu *m)
+{
+    const pellr_args a = {m->nrows,       m->nslices, m->nlong, m->ntiles,
+                          m->slice_warps, m->perm,    m->rl,    m->off,
+                          m->val,         m->col,     m->tile,  m->tile_start,
+                          m->part};
+    return a;
+}
+
 static kr_status pellr_gpu_build(kr_ctx *ctx, const kr_csr *A, void **out)
 {
     kr_pellr_host P;
@@ -457,16 +579,6 @@ static kr_status pellr_gpu_build(kr_ctx *ctx, const kr_csr *A, void **out)
     }
     *out = m;
     return KR_OK;
-}
-
-/* The kernels' view of the layout */
-static pellr_args args_of(const pellr_gpu *m)
-{
-    const pellr_args a = {m->nrows,       m->nslices, m->nlong, m->ntiles,
-                          m->slice_warps, m->perm,    m->rl,    m->off,
-                          m->val,         m->col,     m->tile,  m->tile_start,
-                          m->part};
-    return a;
 }
 
 static kr_status pellr_gpu_apply(kr_ctx *ctx, void *impl, double alpha,
@@ -497,9 +609,9 @@ static kr_status pellr_gpu_apply_multi(kr_ctx *ctx, void *impl, int32_t k,
     return kr_ell_rows_spmm(ctx, &L, k, X, Y);
 }
 
-/* Blocks of pellr_cg_dir; it needs no long slices, and one partial sum
- * per block in the context's scratch. */
-static int64_t cg_dir_blocks(const pellr_gpu *m)
+/* Blocks of the fused kernels, pellr_cg_dir and pellr_gm_dir: the
+ * ordinary slices only (they need no long ones). */
+static int64_t fused_blocks(const pellr_gpu *m)
 {
     int64_t per_block = PELLR_WARPS / m->slice_warps;
     return (m->nslices + per_block - 1) / per_block;
@@ -508,8 +620,9 @@ static int64_t cg_dir_blocks(const pellr_gpu *m)
 static int pellr_gpu_cg_dir_ok(const void *impl)
 {
     const pellr_gpu *m = (const pellr_gpu *)impl;
+    /* pellr_cg_dir's partial sums, one per block, in the scratch */
     return m->nlong == 0 && m->nslices > 0 &&
-           cg_dir_blocks(m) <= KR_CUDA_SCRATCH - KR_MAX_DOTS;
+           fused_blocks(m) <= KR_CUDA_SCRATCH - KR_MAX_DOTS;
 }
 
 static kr_status pellr_gpu_cg_dir_apply(kr_ctx *ctx, void *impl,
@@ -522,7 +635,7 @@ static kr_status pellr_gpu_cg_dir_apply(kr_ctx *ctx, void *impl,
                        "pellr: no fused CG step over long slices (internal)");
     const pellr_args a = args_of(m);
     kr_cuda_state *st = kr_cuda(ctx);
-    KR_LAUNCH_PDL(ctx, cg_dir_blocks(m), PELLR_BLOCK, pellr_cg_dir, a, z, p, pn,
+    KR_LAUNCH_PDL(ctx, fused_blocks(m), PELLR_BLOCK, pellr_cg_dir, a, z, p, pn,
                   q, s, st->d_scratch + KR_MAX_DOTS);
     return KR_OK;
 }
@@ -533,7 +646,7 @@ static int pellr_gpu_idr_dots_ok(const void *impl)
 {
     const pellr_gpu *m = (const pellr_gpu *)impl;
     return pellr_gpu_cg_dir_ok(m) &&
-           cg_dir_blocks(m) * KR_IDR_DEV_MAX_S <= KR_CUDA_SCRATCH - KR_MAX_DOTS;
+           fused_blocks(m) * KR_IDR_DEV_MAX_S <= KR_CUDA_SCRATCH - KR_MAX_DOTS;
 }
 
 static kr_status pellr_gpu_idr_dots_apply(kr_ctx *ctx, void *impl, int k,
@@ -548,9 +661,39 @@ static kr_status pellr_gpu_idr_dots_apply(kr_ctx *ctx, void *impl, int k,
                        "(internal)");
     const pellr_args a = args_of(m);
     kr_cuda_state *cs = kr_cuda(ctx);
-    KR_LAUNCH_PDL(ctx, cg_dir_blocks(m), PELLR_BLOCK, pellr_idr_dots, a, k, x,
-                  y, P, r, st, cs->d_scratch + KR_MAX_DOTS);
+    KR_LAUNCH_PDL(ctx, fused_blocks(m), PELLR_BLOCK, pellr_idr_dots, a, k, x, y,
+                  P, r, st, cs->d_scratch + KR_MAX_DOTS);
     return KR_OK;
+}
+
+/* pellr_gm_dir needs no long slices. */
+static int pellr_gpu_gm_dir_ok(const void *impl)
+{
+    const pellr_gpu *m = (const pellr_gpu *)impl;
+    return m->nlong == 0 && m->nslices > 0;
+}
+
+/* h = V^T w comes from pellr_gm_dir up to PELLR_GM_COLS columns while its
+ * partial sums (one per column and block) fit in the scratch; else from
+ * gemv_t_dev after it. */
+static kr_status pellr_gpu_gm_dir_apply(kr_ctx *ctx, void *impl,
+                                        const kr_gm_dir *g)
+{
+    const pellr_gpu *m = (const pellr_gpu *)impl;
+    if (!pellr_gpu_gm_dir_ok(m))
+        return kr_fail(ctx, KR_ERR_UNSUPPORTED,
+                       "pellr: no fused GMRES step over long slices "
+                       "(internal)");
+    kr_cuda_state *st = kr_cuda(ctx);
+    const int64_t blocks = fused_blocks(m);
+    const int here = g->V && g->k >= 1 && g->k <= PELLR_GM_COLS &&
+                     blocks * g->k <= KR_CUDA_SCRATCH - KR_MAX_DOTS;
+    KR_LAUNCH_PDL(ctx, blocks, PELLR_BLOCK, pellr_gm_dir, args_of(m), g->u,
+                  g->d, g->v, g->w, here ? g->V : (const double *)NULL, g->k,
+                  g->h, g->s, st->d_scratch + KR_MAX_DOTS);
+    if (!g->V || here) return KR_OK;
+    return ctx->ops->gemv_t_dev(ctx, m->nrows, g->k, g->V, m->nrows, g->w,
+                                g->h);
 }
 
 static size_t pellr_gpu_bytes(const void *impl)
@@ -666,6 +809,8 @@ static kr_format_ops make_ops(void)
     o.cg_dir_apply = pellr_gpu_cg_dir_apply;
     o.idr_dots_ok = pellr_gpu_idr_dots_ok;
     o.idr_dots_apply = pellr_gpu_idr_dots_apply;
+    o.gm_dir_ok = pellr_gpu_gm_dir_ok;
+    o.gm_dir_apply = pellr_gpu_gm_dir_apply;
     return o;
 }
 

@@ -4,6 +4,8 @@
  * against its CPU run (csr, and the default format). Skipped, visibly,
  * when no GPU is usable. */
 #include "backend_check.h"
+#include "core/backend.h"
+#include "core/vec.h"
 #include "spmv/auto.h"
 #include "spmv/format.h"
 #include "testutil.h"
@@ -185,6 +187,25 @@ START_TEST(gpu_solves_match_cpu)
 }
 END_TEST
 
+/* A fused run f against the separate run u on one context: converged,
+ * and bit for bit equal (exact), else the iteration counts within the
+ * GPU-against-CPU tolerance and the same solution within 1e-6. */
+static void expect_fused_matches(const kr_csr *A, const run *f, const run *u,
+                                 int exact, const char *what)
+{
+    int tol_its = exact ? 0 : 3 + u->res.iterations / 20;
+    ck_assert_int_gt(f->res.reason, 0);
+    ck_assert_msg(abs(f->res.iterations - u->res.iterations) <= tol_its,
+                  "%s: %d fused against %d separate iterations", what,
+                  f->res.iterations, u->res.iterations);
+    ck_assert(f->res.true_rnorm <= 1.05e-8 * f->res.bnorm);
+    if (exact)
+        ck_assert_msg(memcmp(f->x, u->x, (size_t)A->nrows * sizeof *f->x) == 0,
+                      "%s: the fused and separate iterates differ", what);
+    else
+        ck_assert(kt_rel_diff(A->nrows, f->x, u->x) < 1e-6);
+}
+
 /* CG's fused step (PELLR's SpMV computing the direction p' = z + beta p,
  * q = A p' and p'.q: two launches an iteration) against the separate ops
  * (KRYLOV_CG_FUSED=0) on the same context: on the CPU, whose fused op is
@@ -205,19 +226,10 @@ static void cg_fused_against_separate(kr_ctx *ctx, const kr_csr *A,
     unsetenv("KRYLOV_CG_FUSED");
     solve_on(ctx, A, b, "cg", "pellr", "jacobi", &f);
     int exact = kr_ctx_device(ctx) == KR_DEVICE_CPU;
-    int tol_its = exact ? 0 : 3 + u.res.iterations / 20;
     printf("cg_fused_step: %s on the %s: %d iterations fused, %d "
            "separate\n",
            what, exact ? "CPU" : "GPU", f.res.iterations, u.res.iterations);
-    ck_assert_int_gt(f.res.reason, 0);
-    ck_assert_msg(abs(f.res.iterations - u.res.iterations) <= tol_its,
-                  "%s: %d fused against %d separate iterations", what,
-                  f.res.iterations, u.res.iterations);
-    ck_assert(f.res.true_rnorm <= 1.05e-8 * f.res.bnorm);
-    if (exact)
-        ck_assert(memcmp(f.x, u.x, (size_t)A->nrows * sizeof *f.x) == 0);
-    else
-        ck_assert(kt_rel_diff(A->nrows, f.x, u.x) < 1e-6);
+    expect_fused_matches(A, &f, &u, exact, what);
     free(f.x);
     free(u.x);
 }
@@ -277,6 +289,257 @@ START_TEST(pdl_same_iterates)
     kr_csr_free(&A);
     kr_ctx_destroy(on);
     kr_ctx_destroy(off);
+}
+END_TEST
+
+static void solve_gmres_fused(kr_ctx *ctx, const kr_csr *A, const double *b,
+                              const char *pc, const char *level, run *out)
+{
+    ck_assert_int_eq(setenv("KRYLOV_GMRES_FUSED", level, 1), 0);
+    solve_on(ctx, A, b, "gmres", "pellr", pc, out);
+    unsetenv("KRYLOV_GMRES_FUSED");
+}
+
+/* GMRES's fused steps against the separate ops (KRYLOV_GMRES_FUSED=0) on
+ * the same context. Level 1 (PELLR's SpMV scaling v_j = inv u, applying
+ * the Jacobi and multiplying in one launch) rounds each product as the
+ * separate ops do and sums in the same order: bit for bit equal, on the
+ * GPU too. Level 2, the default, also makes h = V^T w in the SpMV's
+ * launch: on the CPU (gemv_t_dev after the SpMV) bit for bit equal, on
+ * the GPU (h summed in another order) the iteration counts within the
+ * GPU-against-CPU tolerance and the solution within 1e-6. f gets the
+ * default's run. */
+static void gmres_fused_against_separate(kr_ctx *ctx, const kr_csr *A,
+                                         const double *b, const char *what,
+                                         const char *pc, run *f)
+{
+    kr_matrix *M;
+    ck_assert_int_eq(kr_matrix_create(ctx, A, "pellr", &M), KR_OK);
+    ck_assert_msg(M->ops->gm_dir_ok && M->ops->gm_dir_ok(M->impl),
+                  "%s: pellr has no fused GMRES step", what);
+    kr_matrix_destroy(M);
+    run u, f1;
+    solve_gmres_fused(ctx, A, b, pc, "0", &u);
+    solve_gmres_fused(ctx, A, b, pc, "1", &f1);
+    solve_on(ctx, A, b, "gmres", "pellr", pc, f);
+    int exact = kr_ctx_device(ctx) == KR_DEVICE_CPU;
+    char label[160];
+    snprintf(label, sizeof label, "%s + %s on the %s", what, pc,
+             exact ? "CPU" : "GPU");
+    printf("gmres_fused_step: %s: %d iterations fused, %d fused without h, "
+           "%d separate\n",
+           label, f->res.iterations, f1.res.iterations, u.res.iterations);
+    expect_fused_matches(A, &f1, &u, 1, label);
+    expect_fused_matches(A, f, &u, exact, label);
+    free(u.x);
+    free(f1.x);
+}
+
+/* diag(1, 2, 3, 1, 2, 3, ...): GMRES is done in 3 steps. */
+static void three_eigenvalues(kr_ctx *ctx, int32_t n, kr_csr *A)
+{
+    ck_assert_int_eq(kr_csr_alloc(ctx, n, n, n, A), KR_OK);
+    for (int32_t i = 0; i < n; i++) {
+        A->colind[i] = i;
+        A->val[i] = 1.0 + i % 3;
+        A->rowptr[i + 1] = i + 1;
+    }
+    A->nnz = n;
+}
+
+/* The fused GMRES path on the GPU against the CPU's (the reference; the
+ * GPU's reductions add in another order): iteration counts within the
+ * GPU-against-CPU tolerance, the same solution within 1e-5. */
+START_TEST(gmres_fused_step)
+{
+    kr_ctx *c = kt_cpu();
+    kr_ctx *g = kt_gpu_or_skip("gmres_fused_step (gpu part)");
+    uint64_t seed = (uint64_t)kr_wtime();
+    printf("gmres_fused_step: seed %llu\n", (unsigned long long)seed);
+    /* several cycles of 30 (graph replays on the GPU), and rows of up to
+     * 81 entries, whose slices PELLR splits over several warps */
+    const char *specs[] = {"poisson3d:20", "convdiff2d:60,20", "elasticity3d:6",
+                           "random 4000 x 9, dominant",
+                           "diagonal 1, 2, 3, ... (done in 3 steps)"};
+    const char *pcs[] = {"jacobi", "none"};
+    for (int p = 0; p < 5; p++) {
+        kr_csr A;
+        if (p < 3) /* these have constant diagonals: the others not */
+            ck_assert_int_eq(kr_generate(c, specs[p], &A), KR_OK);
+        else if (p == 3)
+            kt_random_csr(c, 4000, 4000, 9, 1, seed, &A);
+        else /* the device stops within a batch (of 4 steps) */
+            three_eigenvalues(c, 5000, &A);
+        uint64_t s = seed + (uint64_t)p;
+        double *b = kt_rand_vector(A.nrows, &s);
+        for (int q = 0; q < 2; q++) {
+            run rc, rg;
+            gmres_fused_against_separate(c, &A, b, specs[p], pcs[q], &rc);
+            if (g) {
+                gmres_fused_against_separate(g, &A, b, specs[p], pcs[q], &rg);
+                int tol_its = 3 + rc.res.iterations / 20;
+                ck_assert_msg(abs(rc.res.iterations - rg.res.iterations) <=
+                                  tol_its,
+                              "%s + %s: %d CPU vs %d GPU iterations", specs[p],
+                              pcs[q], rc.res.iterations, rg.res.iterations);
+                ck_assert(kt_rel_diff(A.nrows, rg.x, rc.x) < 1e-5);
+                free(rg.x);
+            }
+            free(rc.x);
+        }
+        free(b);
+        kr_csr_free(&A);
+    }
+    kr_ctx_destroy(c);
+    kr_ctx_destroy(g);
+}
+END_TEST
+
+static void *upload_new(kr_ctx *ctx, const void *host, size_t bytes)
+{
+    void *p;
+    ck_assert_int_eq(kr_dev_upload_new(ctx, host, bytes, &p), KR_OK);
+    return p;
+}
+
+/* The host's A (d .* (c u)) row i: the row's sum and its sum of
+ * magnitudes. */
+static double gm_dir_row(const kr_csr *A, int32_t i, double c, const double *u,
+                         const double *d, double *mag)
+{
+    double sum = 0.0;
+    *mag = 0.0;
+    for (int64_t k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) {
+        int32_t j = A->colind[k];
+        double x = c * u[j];
+        double t = A->val[k] * (d ? d[j] * x : x);
+        sum += t;
+        *mag += fabs(t);
+    }
+    return sum;
+}
+
+/* Host copies of gm_dir_apply's vectors: u, d, V (n x k; column k - 1
+ * is v, the op's output) and w, h. */
+typedef struct gm_dir_case {
+    int32_t n;
+    int k;
+    double *u, *d, *V, *w, *h;
+} gm_dir_case;
+
+static void gm_dir_expect(const kr_csr *A, const gm_dir_case *e, double c,
+                          int jacobi)
+{
+    int32_t n = e->n;
+    const double *v = e->V + (size_t)(e->k - 1) * (size_t)n;
+    for (int32_t i = 0; i < n; i++) {
+        double mag, ref = gm_dir_row(A, i, c, e->u, jacobi ? e->d : NULL, &mag);
+        ck_assert_msg(v[i] == c * e->u[i], "gm_dir v row %d", i + 1);
+        ck_assert_msg(fabs(e->w[i] - ref) <= 1e-13 * mag,
+                      "gm_dir w row %d: %.17g vs %.17g", i + 1, e->w[i], ref);
+    }
+    for (int l = 0; l < e->k; l++) {
+        double ref = 0.0, mag = 0.0;
+        for (int32_t i = 0; i < n; i++) {
+            double t = e->V[(size_t)l * (size_t)n + (size_t)i] * e->w[i];
+            ref += t;
+            mag += fabs(t);
+        }
+        ck_assert_msg(fabs(e->h[l] - ref) <= 1e-13 * mag,
+                      "gm_dir h column %d of %d: %.17g vs %.17g", l + 1, e->k,
+                      e->h[l], ref);
+    }
+}
+
+static void download(kr_ctx *ctx, double *host, const void *dev, size_t n)
+{
+    ck_assert_int_eq(ctx->ops->download(ctx, host, dev, n * sizeof *host),
+                     KR_OK);
+}
+
+/* PELLR's gm_dir_apply on ctx with k columns of V against the host: v =
+ * c u bit for bit, w = A (d .* v) and h = V^T w within 1e-13 of their
+ * sums of magnitudes; with the stop set, v, w and h keep what they held
+ * (h only where the kernel makes it: k <= 32). */
+static void check_gm_dir(kr_ctx *ctx, const kr_csr *A, uint64_t seed, int k,
+                         int jacobi)
+{
+    int32_t n = A->nrows;
+    size_t bytes = (size_t)n * sizeof(double), nk = (size_t)n * (size_t)k;
+    kr_matrix *M;
+    ck_assert_int_eq(kr_matrix_create(ctx, A, "pellr", &M), KR_OK);
+    ck_assert(M->ops->gm_dir_ok && M->ops->gm_dir_ok(M->impl));
+    uint64_t s = seed;
+    gm_dir_case e = {.n = n, .k = k};
+    e.u = kt_rand_vector(n, &s);
+    e.d = kt_rand_vector(n, &s);
+    e.V = kt_rand_vector((int32_t)nk, &s);
+    e.w = malloc(bytes);
+    e.h = malloc((size_t)k * sizeof(double));
+    kr_gm_dev hs;
+    memset(&hs, 0, sizeof hs);
+    hs.inv = 1.0 / (1.5 + kt_rand_uniform(&s));
+    double *dV = upload_new(ctx, e.V, nk * sizeof(double));
+    kr_gm_dir g = {.u = upload_new(ctx, e.u, bytes),
+                   .d = jacobi ? upload_new(ctx, e.d, bytes) : NULL,
+                   .v = dV + nk - (size_t)n,
+                   .w = upload_new(ctx, e.u, bytes),
+                   .V = dV,
+                   .k = k,
+                   .h = upload_new(ctx, e.V, (size_t)k * sizeof(double)),
+                   .s = upload_new(ctx, &hs, sizeof hs)};
+    ck_assert_int_eq(M->ops->gm_dir_apply(ctx, M->impl, &g), KR_OK);
+    download(ctx, e.V, dV, nk);
+    download(ctx, e.w, g.w, (size_t)n);
+    download(ctx, e.h, g.h, (size_t)k);
+    gm_dir_expect(A, &e, hs.inv, jacobi);
+    /* stopped: the outputs stay */
+    hs.h.stop = KR_DEV_STOP_CHECK;
+    ck_assert_int_eq(ctx->ops->upload(ctx, g.s, &hs, sizeof hs), KR_OK);
+    ck_assert_int_eq(ctx->ops->upload(ctx, g.u, e.u, bytes), KR_OK);
+    ck_assert_int_eq(M->ops->gm_dir_apply(ctx, M->impl, &g), KR_OK);
+    double *after = malloc(nk * sizeof(double));
+    download(ctx, after, dV, nk);
+    ck_assert(memcmp(after, e.V, nk * sizeof(double)) == 0);
+    download(ctx, after, g.w, (size_t)n);
+    ck_assert(memcmp(after, e.w, bytes) == 0);
+    download(ctx, after, g.h, (size_t)k);
+    ck_assert(k > 32 || memcmp(after, e.h, (size_t)k * sizeof(double)) == 0);
+    kr_dev_free(ctx, g.u);
+    kr_dev_free(ctx, (void *)g.d);
+    kr_dev_free(ctx, g.w);
+    kr_dev_free(ctx, dV);
+    kr_dev_free(ctx, g.h);
+    kr_dev_free(ctx, g.s);
+    kr_matrix_destroy(M);
+    free(e.u), free(e.d), free(e.V), free(e.w), free(e.h), free(after);
+}
+
+/* The fused GMRES op on fresh random matrices: rows of 40 (PELLR's GPU
+ * kernel splits each slice over several warps), of 5 over 100003 rows
+ * (one warp a slice), and a matrix smaller than a slice; 1, 7, 32 and 33
+ * columns of V (33: on the GPU, h from gemv_t_dev after the kernel). */
+START_TEST(gmres_fused_op)
+{
+    kr_ctx *c = kt_cpu();
+    kr_ctx *g = kt_gpu_or_skip("gmres_fused_op (gpu part)");
+    uint64_t seed = (uint64_t)kr_wtime();
+    printf("gmres_fused_op: seed %llu\n", (unsigned long long)seed);
+    const int32_t shapes[][2] = {{3000, 40}, {100003, 5}, {20, 3}};
+    const int ks[] = {1, 7, 32, 33};
+    for (int p = 0; p < 3; p++) {
+        kr_csr A;
+        kt_random_csr(c, shapes[p][0], shapes[p][0], shapes[p][1], 0,
+                      seed + (uint64_t)p, &A);
+        for (int q = 0; q < 8; q++) {
+            uint64_t s = seed + 10 + (uint64_t)(p * 8 + q);
+            check_gm_dir(c, &A, s, ks[q / 2], q % 2);
+            if (g) check_gm_dir(g, &A, s, ks[q / 2], q % 2);
+        }
+        kr_csr_free(&A);
+    }
+    kr_ctx_destroy(c);
+    kr_ctx_destroy(g);
 }
 END_TEST
 
@@ -424,6 +687,8 @@ int main(void)
     tcase_add_test(tc, gpu_default_format_solves);
     tcase_add_test(tc, cg_fused_step);
     tcase_add_test(tc, pdl_same_iterates);
+    tcase_add_test(tc, gmres_fused_op);
+    tcase_add_test(tc, gmres_fused_step);
     suite_add_tcase(s, tc);
     return kt_run(s);
 }
