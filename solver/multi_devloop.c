@@ -1,6 +1,6 @@
 /* The host side of a multi-column method whose per-column scalars stay in
  * backend memory: solver/devloop.c's batches (1, 2, 4, ... up to
- * KR_BATCH_MAX iterations, full batches after the first two replayed
+ * KR_BATCH_DEFAULT iterations, full batches after the first two replayed
  * from one captured graph unless the operator or the preconditioner is
  * the user's) with one state per column. After each batch the k states
  * come back in one read; each running column's recorded norms go through
@@ -103,17 +103,18 @@ kr_status kr_multi_dev_loop_run(kr_multi *m, kr_multi_dev_loop *L)
     KR_TRY(op->upload(ctx, m->dstate, L->host, L->size * (size_t)m->k));
     int graph = !kr_matrix_is_user(m->A) && !kr_precond_is_user(m->P);
     int done[KR_MULTI_MAX] = {0}, it = 0, batch = 1, full = 0;
+    const int cap = kr_dev_batch_cap(KR_BATCH_DEFAULT);
     void *slot = NULL;
     kr_status st = KR_OK;
     while (st == KR_OK && m->run) {
         *L->nb = batch_len(m, it, batch);
-        if (graph && *L->nb == KR_BATCH_MAX && ++full > 2)
+        if (graph && *L->nb == cap && ++full > 2)
             st = op->replay(ctx, &slot, L->enqueue, L->arg);
         else
             st = L->enqueue(L->arg);
         it += *L->nb;
         if (st == KR_OK) st = account_all(m, L, done);
-        if (batch < KR_BATCH_MAX) batch *= 2;
+        if (batch < cap) batch = 2 * batch < cap ? 2 * batch : cap;
     }
     op->replay_free(ctx, slot);
     return st;
