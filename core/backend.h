@@ -292,6 +292,11 @@ typedef struct kr_idr_dev {
     double kappa; /* the option: omega's safeguard                       */
 } kr_idr_dev;
 
+/* kr_idr_dev_bytes(KR_IDR_DEV_MAX_S) in doubles, as a constant */
+#define KR_IDR_DEV_MAX_DOUBLES                                                 \
+    (sizeof(kr_idr_dev) / sizeof(double) +                                     \
+     KR_IDR_DEV_MAX_S * (KR_IDR_DEV_MAX_S + 3))
+
 static inline KR_HOST_DEVICE size_t kr_idr_dev_bytes(int s)
 {
     size_t ss = (size_t)s;

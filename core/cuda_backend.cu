@@ -679,6 +679,11 @@ static kr_status cu_bcgs_direction(kr_ctx *ctx, int32_t n, const double *r,
  * its host path. Ends at "end of IDR(s)".
  * --------------------------------------------------------------------- */
 #define IDR_S KR_IDR_DEV_MAX_S
+/* BODY, with c the IDR state, on a copy in shared memory (step_in_shared_n:
+ * core/cuda_reduce.cuh); every thread of the last block calls it */
+#define IDR_STEP(st, BODY)                                                     \
+    step_in_shared_n<KR_IDR_DEV_MAX_DOUBLES>(                                  \
+        st, kr_idr_dev_bytes((st)->s), [&](kr_idr_dev * c) BODY)
 
 /* coef[j] = a * src[j] for j < m, in shared memory (the products
  * cu_gemv_n makes on the host); the whole block calls it. */
@@ -803,11 +808,12 @@ __global__ void k_idr_h(int32_t n, int k, const double *__restrict__ P,
             if (j < k) acc[j] += P[i + (int64_t)j * n] * gi;
     }
     if (!idr_totals(acc, k, partial, &st->h.ticket, sh, tot)) return;
-    if (threadIdx.x != 0) return;
-    double *h = kr_idr_dev_hv(st);
-    for (int j = 0; j < k; j++)
-        h[j] = tot[j];
-    kr_idr_dev_h(st, k);
+    IDR_STEP(st, {
+        double *h = kr_idr_dev_hv(c);
+        for (int j = 0; j < k; j++)
+            h[j] = tot[j];
+        kr_idr_dev_h(c, k);
+    });
 }
 
 /* g_k -= G(:,0:k) h and u_k -= U(:,0:k) h (k_gemv_n's), then M(k:s,k) =
@@ -840,11 +846,12 @@ __global__ void k_idr_orth(int32_t n, int k, const double *__restrict__ P,
             if (j < m) acc[j] += Pk[i + (int64_t)j * n] * gi;
     }
     if (!idr_totals(acc, m, partial, &st->h.ticket, sh, tot)) return;
-    if (threadIdx.x != 0) return;
-    double *Mk = kr_idr_dev_M(st) + k + (size_t)k * (size_t)s;
-    for (int j = 0; j < m; j++)
-        Mk[j] = tot[j];
-    kr_idr_dev_orth(st, k);
+    IDR_STEP(st, {
+        double *Mk = kr_idr_dev_M(c) + k + (size_t)k * (size_t)s;
+        for (int j = 0; j < m; j++)
+            Mk[j] = tot[j];
+        kr_idr_dev_orth(c, k);
+    });
 }
 
 /* v.r and v.v as cu_dots' k_dots_partial<2> sums them */
@@ -856,9 +863,8 @@ __global__ void k_idr_omega(int32_t n, const double *__restrict__ v,
     kr_pdl_begin();
     if (st->h.stop) return;
     double tr, tt;
-    if (grid_omega_dots(n, v, r, &tr, &tt, &st->h.ticket, partial, sh) &&
-        threadIdx.x == 0)
-        kr_idr_dev_omega(st, tr, tt);
+    if (grid_omega_dots(n, v, r, &tr, &tt, &st->h.ticket, partial, sh))
+        IDR_STEP(st, { kr_idr_dev_omega(c, tr, tt); });
 }
 
 /* xr_pass's update and r.r (without d), z = d .* r when z is given, and
@@ -889,11 +895,12 @@ __global__ void k_idr_update(int32_t n, int k, const double *__restrict__ p,
             if (j < nf) acc[1 + j] += P[i + (int64_t)j * n] * ri;
     }
     if (!idr_totals(acc, 1 + nf, partial, &st->h.ticket, sh, tot)) return;
-    if (threadIdx.x != 0) return;
-    double *f = kr_idr_dev_f(st);
-    for (int j = 0; j < nf; j++)
-        f[j] = tot[1 + j];
-    kr_idr_dev_update(st, k, tot[0]);
+    IDR_STEP(st, {
+        double *f = kr_idr_dev_f(c);
+        for (int j = 0; j < nf; j++)
+            f[j] = tot[1 + j];
+        kr_idr_dev_update(c, k, tot[0]);
+    });
 }
 
 /* k_idr_update of step k (without z) and k_idr_vu of step k + 1 for each
@@ -928,7 +935,7 @@ __global__ void k_idr_update_vu(int32_t n, int k, const double *__restrict__ p,
     }
     double acc[1] = {rr};
     if (!idr_totals(acc, 1, partial, &st->h.ticket, sh, tot)) return;
-    if (threadIdx.x == 0) kr_idr_dev_update(st, k, tot[0]);
+    IDR_STEP(st, { kr_idr_dev_update(c, k, tot[0]); });
 }
 
 static kr_status cu_idr_v(kr_ctx *ctx, int32_t n, int k, const double *r,

@@ -55,24 +55,31 @@ final_sum(int nb, const double *partial, double *sh)
  * A method's scalar step reads and writes its state a field at a time,
  * and in global memory each read waits a round trip behind the stores
  * before it (they may alias): about 0.5 us each on an H100, several per
- * step. The block moves the struct in and out in one round trip. T must
- * be a whole number of doubles. */
-template <typename T, typename Step>
-static __device__ __forceinline__ void step_in_shared(T *state, Step step)
+ * step. The block moves the state (`bytes`, at most MAXD doubles, a
+ * whole number of them) in and out in one round trip. */
+template <int MAXD, typename T, typename Step>
+static __device__ __forceinline__ void step_in_shared_n(T *state, size_t bytes,
+                                                        Step step)
 {
-    static_assert(sizeof(T) % sizeof(double) == 0, "T is doubles");
-    __shared__ double copy[sizeof(T) / sizeof(double)];
+    __shared__ double copy[MAXD];
+    const unsigned nd = (unsigned)(bytes / sizeof(double));
     double *g = (double *)state;
     __syncthreads(); /* the ticket's reset by thread 0 is seen */
-    for (unsigned i = threadIdx.x; i < sizeof(T) / sizeof(double);
-         i += blockDim.x)
+    for (unsigned i = threadIdx.x; i < nd; i += blockDim.x)
         copy[i] = __ldcg(g + i);
     __syncthreads();
     if (threadIdx.x == 0) step((T *)copy);
     __syncthreads();
-    for (unsigned i = threadIdx.x; i < sizeof(T) / sizeof(double);
-         i += blockDim.x)
+    for (unsigned i = threadIdx.x; i < nd; i += blockDim.x)
         g[i] = copy[i];
+}
+
+/* The same for a state of sizeof(T) bytes. */
+template <typename T, typename Step>
+static __device__ __forceinline__ void step_in_shared(T *state, Step step)
+{
+    static_assert(sizeof(T) % sizeof(double) == 0, "T is doubles");
+    step_in_shared_n<sizeof(T) / sizeof(double)>(state, sizeof(T), step);
 }
 
 #endif

@@ -301,18 +301,21 @@ __global__ void __launch_bounds__(PELLR_BLOCK)
         const double g = final_sum(gridDim.x, partial + j * gridDim.x, sh);
         if (threadIdx.x == 0) tot[j] = g;
     }
-    if (threadIdx.x != 0) return;
-    if (step == s) {
-        kr_idr_dev_omega(st, tot[0], tot[1]);
-        return;
-    }
-    double *out = step == 0 ? kr_idr_dev_M(st) : kr_idr_dev_hv(st);
-    for (int j = 0; j < m; j++)
-        out[j] = tot[j];
-    if (step == 0)
-        kr_idr_dev_orth(st, 0);
-    else
-        kr_idr_dev_h(st, step);
+    /* on a copy in shared memory (step_in_shared_n) */
+    step_in_shared_n<KR_IDR_DEV_MAX_DOUBLES>(
+        st, kr_idr_dev_bytes(s), [&](kr_idr_dev *c) {
+            if (step == s) {
+                kr_idr_dev_omega(c, tot[0], tot[1]);
+                return;
+            }
+            double *out = step == 0 ? kr_idr_dev_M(c) : kr_idr_dev_hv(c);
+            for (int j = 0; j < m; j++)
+                out[j] = tot[j];
+            if (step == 0)
+                kr_idr_dev_orth(c, 0);
+            else
+                kr_idr_dev_h(c, step);
+        });
 }
 
 /* GMRES's basis entry j as the mat-vec gathers it: d_j (c u_j), the two
