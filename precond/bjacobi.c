@@ -2,8 +2,8 @@
  * Flegar, Quintana-Orti 2018). One pipeline for both backends, with the
  * kernels behind precond/gje_batch.h: the CSR in backend memory (uploaded
  * on the GPU, the caller's own arrays on the CPU), the block partition
- * (on the GPU found on the device, precond/blocking_dev.cu; on the CPU,
- * or with KRYLOV_BJACOBI_DEVICE_BLOCKING=0, precond/blocking.c's pattern
+ * (on the GPU from 65,536 rows found on the device,
+ * precond/blocking_dev.cu; else precond/blocking.c's pattern
  * flags on the backend, cut and merged on the host), extraction and
  * Gauss-Jordan inversion of every block in one pass, singular blocks replaced
  * or reported by the caller's policy, and the apply as a batched dense mat-vec.
@@ -105,14 +105,23 @@ static void setup_mem_free(kr_ctx *ctx, bj_setup_mem *w)
     free(w->host_scratch);
 }
 
-/* 1 for the supervariable blocking on the device: on a GPU unless
- * $KRYLOV_BJACOBI_DEVICE_BLOCKING is "0" (the host pass, kept as the
- * reference and to time both). */
+/* Rows from which the device blocking pays: its 20-odd launches and
+ * allocations cost a fixed 0.1-0.2 ms, the host pass about 3.5 ns a row
+ * with its transfers (H100, 2026-11-27: poisson3d:160's blocking 23.6 ms
+ * on the host, 13.5 ms on the device; the shared matrices, 5,000-50,000
+ * rows, 0.15-0.2 ms slower on the device). */
+#define BJ_DEVICE_BLOCKING_ROWS 65536
+
+/* 1 for the supervariable blocking on the device: on a GPU from
+ * BJ_DEVICE_BLOCKING_ROWS rows; $KRYLOV_BJACOBI_DEVICE_BLOCKING "1" or
+ * "0" sets it at any size (the host pass is the reference, and both can
+ * be timed). */
 static int device_blocking(const kr_ctx *ctx, int32_t n)
 {
     const char *env = getenv("KRYLOV_BJACOBI_DEVICE_BLOCKING");
-    return ctx->device == KR_DEVICE_CUDA && n > 0 &&
-           !(env && !strcmp(env, "0"));
+    if (ctx->device != KR_DEVICE_CUDA || n <= 0) return 0;
+    if (env && (!strcmp(env, "0") || !strcmp(env, "1"))) return env[0] == '1';
+    return n >= BJ_DEVICE_BLOCKING_ROWS;
 }
 
 /* Supervariable blocking: pattern flags on the backend, cut and merged on

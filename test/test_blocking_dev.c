@@ -3,7 +3,7 @@
  * (kr_gje_batch_create), entry for entry: random matrices made of runs of
  * rows with one pattern (supervariables of every length, cut at every
  * maximum block size), generated and shared matrices, and the preconditioner
- * with KRYLOV_BJACOBI_DEVICE_BLOCKING on and off. Skipped, visibly, without
+ * with KRYLOV_BJACOBI_DEVICE_BLOCKING 1 and 0. Skipped, visibly, without
  * a GPU; the random tests print their seed. */
 #include "precond/blocking.h"
 #include "precond/blocking_dev.h"
@@ -249,7 +249,8 @@ START_TEST(device_blocking_matrices)
 END_TEST
 
 /* What block-Jacobi built from a GPU matrix gives, with the device
- * blocking (knob NULL) or the host pass (knob "0"). */
+ * blocking (knob "1": these matrices are below its default size) or the
+ * host pass (knob "0"). */
 typedef struct bj_result {
     int32_t nb, singular, *sizes;
     double *z;
@@ -325,7 +326,7 @@ START_TEST(device_blocking_knob)
         int32_t n = A.nrows;
         double *r = kt_rand_vector(n, &st);
         bj_result res[2];
-        bjacobi_on_gpu(g, &A, NULL, r, &res[0]);
+        bjacobi_on_gpu(g, &A, "1", r, &res[0]);
         bjacobi_on_gpu(g, &A, "0", r, &res[1]);
         ck_assert_int_eq(res[0].nb, res[1].nb);
         ck_assert_int_eq(res[0].singular, res[1].singular);
