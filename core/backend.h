@@ -47,7 +47,7 @@ static inline KR_HOST_DEVICE double kr_hash_uniform(uint64_t seed, int64_t i)
  * IDR(s) measured no faster on an H100 (bcsstk18, 2026-11-27: 16 and 64
  * alike, and slower on short solves, whose first batches are launched
  * one kernel at a time before graph replay starts): they stop at
- * KR_BATCH_DEFAULT. GMRES runs its later cycles whole (m <= 64 steps). */
+ * KR_BATCH_DEFAULT. GMRES runs its later cycles whole (m <= 32 steps). */
 #define KR_BATCH_MAX 64
 #define KR_BATCH_DEFAULT 16
 
