@@ -186,6 +186,12 @@ typedef struct kr_gm_dev {
     double inv; /* 1 / H(j+1, j) of the last step: v_{j+1}'s scale        */
 } kr_gm_dev;
 
+/* The longest restart run with the scalars on the device: a step's
+ * Gram-Schmidt passes are single launches (gemv_nt_dev, gm_update_step)
+ * and the GPU's scalar step has room for its state; longer restarts take
+ * the host path (solver/gmres.c). */
+#define KR_GM_DEV_MAX_M 32
+
 /* H(j+1,j) below this times the column's norm: A M^-1 v_j lies in the
  * space already built (round-off level after two orthogonalisations). */
 #define KR_GM_HAPPY_TOL 1e-14

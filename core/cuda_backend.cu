@@ -1233,6 +1233,51 @@ static kr_status cu_gemv_n_dev(kr_ctx *ctx, int32_t n, int k, const double *V,
     return KR_OK;
 }
 
+/* The doubles of the largest GMRES state (kr_gm_dev_bytes(32)) */
+#define GM_DEV_MAX_DOUBLES                                                     \
+    (sizeof(kr_gm_dev) / sizeof(double) +                                      \
+     (KR_GM_DEV_MAX_M + 1) * KR_GM_DEV_MAX_M + 4 * KR_GM_DEV_MAX_M + 2)
+
+/* to[off, off + len) = from[off, off + len), by the whole block */
+static __device__ __forceinline__ void gm_copy(double *to, const double *from,
+                                               size_t off, int len)
+{
+    for (int i = threadIdx.x; i < len; i += blockDim.x)
+        to[off + i] = __ldcg(from + off + i);
+}
+
+/* kr_gm_dev_step(s, vv) in thread 0 on a copy in shared memory of what it
+ * reads and writes (the struct, then column j of H, cs, sn, g and h2 up
+ * to row j + 1, at their offsets), moved in and out by the block: in
+ * global memory the rotations were a chain of loads, each a round trip
+ * behind the stores before it. Every thread of the last block calls it. */
+static __device__ void gm_step_in_shared(kr_gm_dev *s, double vv)
+{
+    __shared__ double copy[GM_DEV_MAX_DOUBLES];
+    const size_t head = sizeof(kr_gm_dev) / sizeof(double);
+    double *g = (double *)s;
+    __syncthreads(); /* the ticket's reset by thread 0 is seen */
+    gm_copy(copy, g, 0, (int)head);
+    __syncthreads();
+    const int m = ((const kr_gm_dev *)copy)->m;
+    const int j = ((const kr_gm_dev *)copy)->j;
+    const size_t H = head, cs = H + (size_t)(m + 1) * m, sn = cs + m,
+                 gv = sn + m, h2 = gv + m + 1;
+    const size_t off[5] = {H + (size_t)j * (m + 1), cs, sn, gv, h2};
+    const int len[5] = {j + 2, j + 1, j + 1, j + 2, j + 1};
+    for (int r = 0; r < 5; r++)
+        gm_copy(copy, g, off[r], len[r]);
+    __syncthreads();
+    if (threadIdx.x == 0) kr_gm_dev_step((kr_gm_dev *)copy, vv);
+    __syncthreads();
+    for (int r = -1; r < 4; r++) { /* h2 is only read */
+        const size_t o = r < 0 ? 0 : off[r];
+        const int l = r < 0 ? (int)head : len[r];
+        for (int i = threadIdx.x; i < l; i += blockDim.x)
+            g[o + i] = copy[o + i];
+    }
+}
+
 __global__ void k_gm_step(int32_t n, const double *__restrict__ v, kr_gm_dev *s,
                           double *partial)
 {
@@ -1245,7 +1290,7 @@ __global__ void k_gm_step(int32_t n, const double *__restrict__ v, kr_gm_dev *s,
     if (threadIdx.x == 0) partial[blockIdx.x] = acc;
     if (!last_block(&s->h.ticket)) return;
     acc = final_sum(gridDim.x, partial, sh);
-    if (threadIdx.x == 0) kr_gm_dev_step(s, acc);
+    gm_step_in_shared(s, acc); /* acc valid in thread 0, which steps */
 }
 
 static kr_status cu_gm_step(kr_ctx *ctx, int32_t n, const double *v,
@@ -1316,7 +1361,7 @@ __global__ void k_gm_pass(int32_t n, int k, const double *__restrict__ V,
     if (!last_block(&s->h.ticket)) return;
     if (OUT == GM_NORM) {
         double vv = final_sum(gridDim.x, partial, sh);
-        if (threadIdx.x == 0) kr_gm_dev_step(s, vv);
+        gm_step_in_shared(s, vv); /* vv valid in thread 0, which steps */
         return;
     }
     int lane = threadIdx.x % 32, warp = threadIdx.x / 32;

@@ -32,11 +32,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Restart lengths run with the scalars on the device: up to 32, where a
- * step's Gram-Schmidt passes are single launches (gemv_nt_dev,
- * gm_update_step); longer restarts take the host path. */
-#define KR_GM_DEV_MAX_M 32
-
 /* The small dense work, on the host, allocated at setup. */
 typedef struct gm_host {
     int m;

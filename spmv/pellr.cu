@@ -121,30 +121,39 @@ static __device__ __forceinline__ void long_tile(const pellr_args &a,
  * it): steps t, t + T, ..., each val times x(col), x a functor. */
 template <typename X>
 static __device__ __forceinline__ double
-slice_share(const pellr_args &a, int64_t s, int lane, int t, int T, X x)
+slice_share_at(const pellr_args &a, int32_t len, int64_t base, int t, int T,
+               X x)
 {
     double sum = 0.0;
-    if (s >= a.nslices) return sum;
-    const int32_t len = a.rl[s * 32 + lane];
-    const double *v = a.val + a.off[s] + lane;
-    const int32_t *c = a.col + a.off[s] + lane;
+    const double *v = a.val + base;
+    const int32_t *c = a.col + base;
 #pragma unroll 4
     for (int32_t j = t; j < len; j += T)
         sum += v[(int64_t)j * 32] * x(c[(int64_t)j * 32]);
     return sum;
 }
 
-/* Row sums of slice s, T warps each (the whole block calls it): warp t
- * sums steps t, t + T, ... of its row (slice_share), and the slice's
- * first warp adds the T sums in t order; the total is valid in that warp. */
+template <typename X>
 static __device__ __forceinline__ double
-split_sum(const pellr_args &a, int64_t s, const double *__restrict__ x)
+slice_share(const pellr_args &a, int64_t s, int lane, int t, int T, X x)
+{
+    if (s >= a.nslices) return 0.0;
+    return slice_share_at(a, a.rl[s * 32 + lane], a.off[s] + lane, t, T, x);
+}
+
+/* Row sums of a slice, T warps each (the whole block calls it; len and
+ * base: the lane's row length and first entry): warp t sums steps t,
+ * t + T, ... of its row (slice_share_at), and the slice's first warp adds
+ * the T sums in t order; the total is valid in that warp. */
+static __device__ __forceinline__ double
+split_sum_at(const pellr_args &a, int32_t len, int64_t base,
+             const double *__restrict__ x)
 {
     __shared__ double sums[PELLR_WARPS][32];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int T = a.slice_warps, t = warp % T;
-    double sum =
-        slice_share(a, s, lane, t, T, [x](int32_t j) { return __ldg(x + j); });
+    double sum = slice_share_at(a, len, base, t, T,
+                                [x](int32_t j) { return __ldg(x + j); });
     sums[warp][lane] = sum;
     __syncthreads();
     if (t != 0) return sum;
@@ -154,14 +163,20 @@ split_sum(const pellr_args &a, int64_t s, const double *__restrict__ x)
 }
 
 /* 8 / T ordinary slices of block b (counted from the first after the
- * tiles), T warps each (split_sum), written through perm. */
+ * tiles), T warps each (split_sum_at), written through perm; the layout
+ * is read before kr_pdl_begin. */
 static __device__ __forceinline__ void
 split_slices(const pellr_args &a, int64_t b, const double *__restrict__ x,
              double alpha, double beta, double *__restrict__ y)
 {
-    const int warp = threadIdx.x >> 5, T = a.slice_warps;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int T = a.slice_warps;
     const int64_t s = a.nlong + b * (PELLR_WARPS / T) + warp / T;
-    const double sum = split_sum(a, s, x);
+    const bool in = s < a.nslices;
+    const int32_t len = in ? a.rl[s * 32 + lane] : 0;
+    const int64_t base = in ? a.off[s] + lane : 0;
+    kr_pdl_begin();
+    const double sum = split_sum_at(a, len, base, x);
     if (warp % T != 0 || s >= a.nslices) return;
     put(a, s * 32 + (threadIdx.x & 31), sum, alpha, beta, y);
 }
@@ -172,8 +187,8 @@ __global__ void __launch_bounds__(PELLR_BLOCK)
     pellr_spmv(const pellr_args a, const double *__restrict__ x, double alpha,
                double beta, double *__restrict__ y)
 {
-    kr_pdl_begin();
     if ((int32_t)blockIdx.x < a.ntiles) { /* uniform over the block */
+        kr_pdl_begin();
         long_tile(a, x);
         return;
     }
@@ -186,9 +201,10 @@ __global__ void __launch_bounds__(PELLR_BLOCK)
     if (s >= a.nslices) return;
     const int lane = threadIdx.x & 31;
     const int64_t k = s * 32 + lane;
-    const int32_t len = a.rl[k];
+    const int32_t len = a.rl[k]; /* the layout: read before the wait */
     const double *v = a.val + a.off[s] + lane;
     const int32_t *c = a.col + a.off[s] + lane;
+    kr_pdl_begin();
     double sum = 0.0;
 #pragma unroll 4
     for (int32_t j = 0; j < len; j++) {
@@ -267,19 +283,23 @@ __global__ void __launch_bounds__(PELLR_BLOCK)
                    double *partial)
 {
     __shared__ double sh[PELLR_WARPS], tot[KR_IDR_DEV_MAX_S];
-    kr_pdl_begin();
-    if (st->h.stop) return; /* set by an earlier launch: uniform */
-    const int s = st->s, m = step == 0 ? s : step < s ? step : 2;
     const int warp = threadIdx.x >> 5, T = a.slice_warps;
     const int64_t sl = (int64_t)blockIdx.x * (PELLR_WARPS / T) + warp / T;
     const int64_t k = sl * 32 + (threadIdx.x & 31);
+    const bool own = warp % T == 0 && sl < a.nslices && k < a.n;
+    /* the matrix is no earlier kernel's output: read before the wait */
+    const int32_t len = sl < a.nslices ? a.rl[k] : 0;
+    const int64_t base = sl < a.nslices ? a.off[sl] + (threadIdx.x & 31) : 0;
+    const int32_t r = own ? a.perm[k] : 0;
+    kr_pdl_begin();
+    if (st->h.stop) return; /* set by an earlier launch: uniform */
+    const int s = st->s, m = step == 0 ? s : step < s ? step : 2;
     double acc[KR_IDR_DEV_MAX_S];
 #pragma unroll
     for (int j = 0; j < KR_IDR_DEV_MAX_S; j++)
         acc[j] = 0.0;
-    const double sum = split_sum(a, sl, x);
-    if (warp % T == 0 && sl < a.nslices && k < a.n) {
-        const int32_t r = a.perm[k];
+    const double sum = split_sum_at(a, len, base, x);
+    if (own) {
         y[r] = sum;
         if (step == s) {
             acc[0] = sum * rv[r];
@@ -385,25 +405,31 @@ __global__ void __launch_bounds__(PELLR_BLOCK)
     __shared__ double sums[PELLR_WARPS][32];
     __shared__ double wsh[PELLR_WARPS][32], vsh[PELLR_WARPS][32];
     __shared__ int32_t rsh[PELLR_WARPS][32];
-    kr_pdl_begin();
-    if (s->h.stop) return; /* set by an earlier launch: uniform */
-    const double c = s->inv;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int T = a.slice_warps, t = warp % T, q = warp / T;
     const int64_t sl = (int64_t)blockIdx.x * (PELLR_WARPS / T) + q;
     const int64_t row = sl * 32 + lane; /* in the sorted order */
-    double sum = slice_share(a, sl, lane, t, T, [c, u, d](int32_t j) {
+    const bool own = sl < a.nslices && row < a.n;
+    /* the matrix is no earlier kernel's output: read before the wait */
+    const int32_t len = sl < a.nslices ? a.rl[row] : 0;
+    const int64_t base = sl < a.nslices ? a.off[sl] + lane : 0;
+    const int32_t r0 = t == 0 && own ? a.perm[row] : -1;
+    kr_pdl_begin();
+    if (s->h.stop) return; /* set by an earlier launch: uniform */
+    const double c = s->inv;
+    const double ur = r0 >= 0 ? u[r0] : 0.0; /* before the row's gathers */
+    double sum = slice_share_at(a, len, base, t, T, [c, u, d](int32_t j) {
         return gm_entry(c, u, d, j);
     });
     sums[warp][lane] = sum;
     __syncthreads();
     if (t == 0) { /* the slice's first warp finishes its rows */
         int32_t r = -1;
-        if (sl < a.nslices && row < a.n) {
+        if (own) {
             for (int i = 1; i < T; i++)
                 sum += sums[warp + i][lane];
-            r = a.perm[row];
-            const double vr = __dmul_rn(c, u[r]);
+            r = r0;
+            const double vr = __dmul_rn(c, ur);
             v[r] = vr;
             w[r] = sum;
             vsh[q][lane] = vr;
