@@ -3,104 +3,120 @@
  * model of spmv/predict.h: a decision tree over the SpMM
  * features and k.
  *
- * trained 2026-11-27 14:10 UTC on 236 samples (59 matrices x k) from 59 files
- * device: NVIDIA H200 (sm_90, CUDA driver 13.0); runs dated 2026-11-27T13:55:25Z to 2026-11-27T14:01:07Z
+ * trained 2026-11-27 18:27 UTC on 288 samples (72 matrices x k) from 72 files
+ * device: NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0); runs dated 2026-11-27T18:23:08Z to 2026-11-27T18:27:03Z
  * choices: 35 (format/order); depth <= 4, leaves >= 5 samples, guard 1.05
  * held out (5 folds by matrix, seed 1):
- *   geomean_speedup_oracle: 2.003
- *   geomean_speedup_pick: 1.852
- *   matrices: 59
- *   samples: 236
- *   share_of_oracle: 0.9243
+ *   geomean_speedup_oracle: 2.272
+ *   geomean_speedup_pick: 2.116
+ *   matrices: 72
+ *   samples: 288
+ *   share_of_oracle: 0.9314
  *   slower_than_unpermuted_by_5pct: 0
- *   untimed_picks: 8
- *   worst_share: 0.06251
- *   worst_vs_best_unpermuted: 16
+ *   untimed_picks: 0
+ *   worst_share: 0.0377
+ *   worst_vs_best_unpermuted: 26.53
  *   worst_vs_unpermuted: 1
- *   worst_vs_unpermuted_at: /work/main/.matrices/bcsstk16.mtx k=4
+ *   worst_vs_unpermuted_at: /work/main/.matrices/add32.mtx k=4
  * files:
- *   1138_bus.json sha256:12ccef9c96b476e4 NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:55:25Z 0.1.0
- *   add32.json sha256:5d25c4475de7155a NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:55:25Z 0.1.0
- *   adder_dcop_32.json sha256:79eec6292b6ed687 NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:55:26Z 0.1.0
- *   arrow_100000_4.json sha256:d3d254cd8af9edb2 NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T14:00:42Z 0.1.0
- *   arrow_100000_8.json sha256:be557a09dce7199f NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T14:01:07Z 0.1.0
- *   arrow_200000_1.json sha256:1481f7187e2304d5 NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:58:56Z 0.1.0
- *   arrow_200000_2.json sha256:fc25843d9183def5 NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:59:49Z 0.1.0
- *   banded_100000_16_3.json sha256:01cee31458c78539 NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:58:16Z 0.1.0
- *   banded_200000_8.json sha256:1f99d38535b5ac66 NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:58:08Z 0.1.0
- *   banded_25000_64_5.json sha256:864dcea38fe41f11 NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:58:24Z 0.1.0
- *   banded_300000_1.json sha256:759672fae15a9a1f NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:57:40Z 0.1.0
- *   banded_300000_4_1.json sha256:59b0d377d9a4fd15 NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:57:49Z 0.1.0
- *   banded_300000_4_2.json sha256:a7bf5958c14597e1 NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:57:58Z 0.1.0
- *   banded_50000_32.json sha256:0afd76f81128fb77 NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:58:21Z 0.1.0
- *   bcsstk08.json sha256:5bc1c63826bd61c5 NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:55:27Z 0.1.0
- *   bcsstk14.json sha256:b7e56cd4524ffb09 NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:55:28Z 0.1.0
- *   bcsstk16.json sha256:7535b43d2570efc3 NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:55:29Z 0.1.0
- *   bcsstk18.json sha256:647f67911e1b87ec NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:55:30Z 0.1.0
- *   bcsstk38.json sha256:882b17f1b3ff3511 NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:55:31Z 0.1.0
- *   blocks_100000_2_8.json sha256:1f090604672785bd NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:58:51Z 0.1.0
- *   blocks_100000_4_1.json sha256:839684775f85a3c1 NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:58:27Z 0.1.0
- *   blocks_25000_16_4_2.json sha256:ab04798d28ca6172 NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:58:45Z 0.1.0
- *   blocks_30000_32_1.json sha256:d8a22b9d783eb04e NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:58:48Z 0.1.0
- *   blocks_30000_8_6_4.json sha256:4c384b690b7121d0 NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:58:38Z 0.1.0
- *   blocks_40000_16_2.json sha256:ce2e9fd6f69712dc NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:58:41Z 0.1.0
- *   blocks_60000_4_6.json sha256:5460b16e50f07740 NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:58:30Z 0.1.0
- *   blocks_80000_8_2.json sha256:fc4120c31a691e04 NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:58:34Z 0.1.0
- *   cage9.json sha256:fd164c79b328b11a NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:55:32Z 0.1.0
- *   cavity10.json sha256:e3504de35c837a52 NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:55:33Z 0.1.0
- *   crystm01.json sha256:d167cc29c8b7b1c2 NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:55:34Z 0.1.0
- *   dw2048.json sha256:ae85e3117f0ee181 NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:55:35Z 0.1.0
- *   fs_541_1.json sha256:36f786279ee1b0e9 NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:55:36Z 0.1.0
- *   gre_1107.json sha256:4462ebf5a067dc46 NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:55:36Z 0.1.0
- *   hangGlider_2.json sha256:17a6983dbef39088 NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:55:37Z 0.1.0
- *   lnsp3937.json sha256:84daa446b69613dc NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:55:38Z 0.1.0
- *   memplus.json sha256:bf72b410d002526e NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:55:39Z 0.1.0
- *   mhd4800b.json sha256:6288d3ef4f507d21 NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:55:40Z 0.1.0
- *   nasa4704.json sha256:479a9f313e92a5ac NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:55:41Z 0.1.0
- *   nos5.json sha256:aa738d3d4cc95a7d NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:55:42Z 0.1.0
- *   olm1000.json sha256:f78fb178c5227f95 NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:55:43Z 0.1.0
- *   orani678.json sha256:6d6d92eea3a5ce4a NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:55:44Z 0.1.0
- *   orsirr_1.json sha256:e2bdef3dab926445 NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:55:45Z 0.1.0
- *   pores_2.json sha256:ea6f3e361e97e1e0 NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:55:45Z 0.1.0
- *   powerlaw_100000_10_1.2.json sha256:2a920a54d72fe5c8 NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:56:08Z 0.1.0
- *   powerlaw_100000_10_1.5.json sha256:ab5ca91ec85e534f NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:56:33Z 0.1.0
- *   powerlaw_100000_10_3.json sha256:d37c1f9c01174fd7 NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:56:44Z 0.1.0
- *   powerlaw_100000_4_1.2.json sha256:c2401318cd8693d7 NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:55:51Z 0.1.0
- *   powerlaw_100000_4_2.5.json sha256:2999ffb51dfc18d3 NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:56:05Z 0.1.0
- *   powerlaw_200000_2_1.5.json sha256:89d4d1665648c2e3 NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:57:33Z 0.1.0
- *   powerlaw_300000_6_1.5.json sha256:8c327a8e8fa98938 NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:56:48Z 0.1.0
- *   powerlaw_300000_6_2.json sha256:5719516f9a537a7d NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:57:05Z 0.1.0
- *   powerlaw_50000_30_1.5.json sha256:2be73b597969225c NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:57:16Z 0.1.0
- *   powerlaw_50000_30_2.5.json sha256:d2bbf280769b1c57 NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:57:28Z 0.1.0
- *   rdb3200l.json sha256:04756890f56bae0b NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:55:46Z 0.1.0
- *   sherman1.json sha256:9e2f8cba71f034d5 NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:55:47Z 0.1.0
- *   sherman3.json sha256:9ac2172a27b42b7f NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:55:48Z 0.1.0
- *   sherman5.json sha256:e133fabc795c50d7 NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:55:49Z 0.1.0
- *   utm5940.json sha256:087b36ce708201be NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:55:49Z 0.1.0
- *   west2021.json sha256:9d9ba6ca33d00993 NVIDIA H200 (sm_90, CUDA driver 13.0) 2026-11-27T13:55:50Z 0.1.0
+ *   1138_bus.json sha256:0943a6050528e61c NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:23:08Z 0.1.0
+ *   add32.json sha256:165a18b6d4da14b3 NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:23:09Z 0.1.0
+ *   adder_dcop_32.json sha256:138f14e5b7a74bd4 NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:23:10Z 0.1.0
+ *   arrow_100000_4.json sha256:947713846f5e8596 NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:25:55Z 0.1.0
+ *   arrow_100000_8.json sha256:b833be3c775d8cc5 NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:25:59Z 0.1.0
+ *   arrow_200000_1.json sha256:8a5a0f26e82534a9 NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:25:42Z 0.1.0
+ *   arrow_200000_2.json sha256:756e62e17ee5ce30 NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:25:48Z 0.1.0
+ *   arrow_50000_16.json sha256:1aca6865f71ce1e4 NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:26:03Z 0.1.0
+ *   banded_100000_16_3.json sha256:562392e211b8a073 NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:25:04Z 0.1.0
+ *   banded_200000_8.json sha256:2c14811ff7e39503 NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:24:57Z 0.1.0
+ *   banded_25000_64_5.json sha256:c37289acbb0df2d8 NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:25:12Z 0.1.0
+ *   banded_300000_1.json sha256:a4bfcf9f01d8a8fd NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:24:29Z 0.1.0
+ *   banded_300000_4_1.json sha256:88e5a4be9a7c3f02 NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:24:39Z 0.1.0
+ *   banded_300000_4_2.json sha256:8a468085c9c69b8b NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:24:49Z 0.1.0
+ *   banded_50000_32.json sha256:db42b5d78247ab09 NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:25:09Z 0.1.0
+ *   bcsstk08.json sha256:6ad094de4e671ce9 NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:23:10Z 0.1.0
+ *   bcsstk14.json sha256:4d4cfb7682a4befb NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:23:11Z 0.1.0
+ *   bcsstk16.json sha256:22955850e0a26086 NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:23:12Z 0.1.0
+ *   bcsstk18.json sha256:c37cc69219f3b7bc NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:23:13Z 0.1.0
+ *   bcsstk38.json sha256:19d37eb876d7bc37 NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:23:14Z 0.1.0
+ *   blocks_100000_2_8.json sha256:5028816b211e4bc4 NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:25:38Z 0.1.0
+ *   blocks_100000_4_1.json sha256:4b618b2542c9cac8 NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:25:15Z 0.1.0
+ *   blocks_25000_16_4_2.json sha256:f8790a87b59637c5 NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:25:33Z 0.1.0
+ *   blocks_30000_32_1.json sha256:39b3ac055f9dd9aa NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:25:35Z 0.1.0
+ *   blocks_30000_8_6_4.json sha256:58b0dcf9198c35bb NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:25:27Z 0.1.0
+ *   blocks_40000_16_2.json sha256:5ddea42c5dc0ad8a NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:25:30Z 0.1.0
+ *   blocks_60000_4_6.json sha256:b44d093296a1e0b7 NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:25:19Z 0.1.0
+ *   blocks_80000_8_2.json sha256:aad1f5423a6d5ed3 NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:25:23Z 0.1.0
+ *   cage9.json sha256:f7105c8bcec4af57 NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:23:15Z 0.1.0
+ *   cavity10.json sha256:c5dda83e8d8862f7 NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:23:16Z 0.1.0
+ *   convdiff2d_400_1.json sha256:a866fc948e00d7c2 NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:26:37Z 0.1.0
+ *   convdiff2d_400_100.json sha256:288d651cfe26d82d NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:26:42Z 0.1.0
+ *   convdiff2d_600.json sha256:9378e441c42eb7cd NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:26:48Z 0.1.0
+ *   crystm01.json sha256:bbd804af225cdade NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:23:17Z 0.1.0
+ *   dw2048.json sha256:aed11021b8799ea7 NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:23:18Z 0.1.0
+ *   elasticity3d_16.json sha256:250c8e72ef6d9867 NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:26:59Z 0.1.0
+ *   elasticity3d_24.json sha256:af18cfd94ddd548d NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:27:00Z 0.1.0
+ *   elasticity3d_32.json sha256:0c25defe37823f40 NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:27:03Z 0.1.0
+ *   fs_541_1.json sha256:1ebe3b5329089e40 NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:23:18Z 0.1.0
+ *   gre_1107.json sha256:24f5e6b29fe33cc6 NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:23:19Z 0.1.0
+ *   hangGlider_2.json sha256:a1ff50b436294704 NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:23:20Z 0.1.0
+ *   lnsp3937.json sha256:927b88b0d0aef0f7 NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:23:20Z 0.1.0
+ *   memplus.json sha256:7a4f757aa69de14a NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:23:21Z 0.1.0
+ *   mhd4800b.json sha256:5acdc64be863043d NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:23:22Z 0.1.0
+ *   nasa4704.json sha256:bf1f28f0e7fae1c5 NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:23:23Z 0.1.0
+ *   nos5.json sha256:dc85286d4d3e508d NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:23:24Z 0.1.0
+ *   olm1000.json sha256:9d2557d3d5abb110 NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:23:25Z 0.1.0
+ *   orani678.json sha256:6517624ed7c5ebc4 NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:23:25Z 0.1.0
+ *   orsirr_1.json sha256:600dda81c43a3f0c NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:23:26Z 0.1.0
+ *   poisson2d_300.json sha256:ddd7531dba120a2a NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:26:07Z 0.1.0
+ *   poisson2d_600.json sha256:7d76e9cf2d8e5002 NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:26:10Z 0.1.0
+ *   poisson3d27_32.json sha256:b69c02fc307a45aa NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:26:32Z 0.1.0
+ *   poisson3d27_40.json sha256:a3fb66d66d7e4e14 NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:26:34Z 0.1.0
+ *   poisson3d_40.json sha256:59fb7a99eae0b6e7 NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:26:21Z 0.1.0
+ *   poisson3d_64.json sha256:3edca4c9f2afe32d NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:26:24Z 0.1.0
+ *   pores_2.json sha256:6330820df731366d NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:23:27Z 0.1.0
+ *   powerlaw_100000_10_1.2.json sha256:a8992eaf0acf49cd NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:23:40Z 0.1.0
+ *   powerlaw_100000_10_1.5.json sha256:a6590d209105096e NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:23:45Z 0.1.0
+ *   powerlaw_100000_10_3.json sha256:8d3a395bc9b21cfb NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:23:49Z 0.1.0
+ *   powerlaw_100000_4_1.2.json sha256:bbd0a03e2c9ecb37 NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:23:33Z 0.1.0
+ *   powerlaw_100000_4_2.5.json sha256:8113553e003493fa NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:23:37Z 0.1.0
+ *   powerlaw_200000_2_1.5.json sha256:320920671950332c NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:24:23Z 0.1.0
+ *   powerlaw_300000_6_1.5.json sha256:851a16141d62539d NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:23:53Z 0.1.0
+ *   powerlaw_300000_6_2.json sha256:2a70e2cbbf1428b9 NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:24:04Z 0.1.0
+ *   powerlaw_50000_30_1.5.json sha256:fb123a3b5e83c903 NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:24:15Z 0.1.0
+ *   powerlaw_50000_30_2.5.json sha256:caaa365d92802f50 NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:24:19Z 0.1.0
+ *   rdb3200l.json sha256:9bd55f2b3629b6b3 NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:23:28Z 0.1.0
+ *   sherman1.json sha256:a3067d129d493078 NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:23:29Z 0.1.0
+ *   sherman3.json sha256:0a2ecaa74837a22a NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:23:29Z 0.1.0
+ *   sherman5.json sha256:381f57b75f0c6ef1 NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:23:30Z 0.1.0
+ *   utm5940.json sha256:14b62c3faa9b6ea2 NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:23:31Z 0.1.0
+ *   west2021.json sha256:1b7b7912eb38ac59 NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0) 2026-11-27T18:23:32Z 0.1.0
  * tree:
- *   if row_nnz.max <= 234:
+ *   if row_nnz.max <= 31551:
  *     if warp_imbalance.mean <= 1.11426:
- *       -> hyb/none (40 samples)
- *     else:
- *       if warp_imbalance.max <= 1.66643:
- *         if density <= 0.00430899:
- *           -> ellr/none (8 samples)
- *         else:
- *           -> pellr/none (8 samples)
+ *       if warp_blocks.mean <= 5.46595:
+ *         -> ellr/none (8 samples)
  *       else:
- *         if row_blocks.mean <= 4.35461:
- *           -> pellr/none (84 samples)
+ *         if row_blocks.max <= 11:
+ *           -> hyb/none (72 samples)
+ *         else:
+ *           -> ellr/none (8 samples)
+ *     else:
+ *       if row_nnz.max <= 8.5:
+ *         if row_nnz.max <= 6.5:
+ *           -> pellr/none (8 samples)
  *         else:
  *           -> ellr/none (16 samples)
- *   else:
- *     if nrows <= 250000:
- *       if row_nnz.min <= 4:
- *         -> csr/none (64 samples)
  *       else:
- *         -> csr/none (8 samples)
+ *         if row_nnz.min <= 5.5:
+ *           -> pellr/none (128 samples)
+ *         else:
+ *           -> ellr/none (12 samples)
+ *   else:
+ *     if nnz <= 1.57486e+06:
+ *       -> csr/none (28 samples)
  *     else:
- *       -> vsr/none (8 samples)
+ *       -> csr/none (8 samples)
  */
 #include "spmv/predict.h"
 
@@ -139,43 +155,47 @@ static const char *const formats[] = {
 };
 
 static const kr_tree_node nodes[] = {
-    {6, 234.0, 1, 10, NULL, NULL}, /* row_nnz.max */
-    {11, 1.114262080064738, 2, 3, NULL, NULL}, /* warp_imbalance.mean */
-    {-1, 0.0, 0, 0, "hyb", "none"}, /* 40 samples */
-    {12, 1.6664259927797835, 4, 7, NULL, NULL}, /* warp_imbalance.max */
-    {3, 0.004308989686229293, 5, 6, NULL, NULL}, /* density */
+    {6, 31551.0, 1, 14, NULL, NULL}, /* row_nnz.max */
+    {11, 1.114262080064738, 2, 7, NULL, NULL}, /* warp_imbalance.mean */
+    {17, 5.465949999999999, 3, 4, NULL, NULL}, /* warp_blocks.mean */
     {-1, 0.0, 0, 0, "ellr", "none"}, /* 8 samples */
+    {15, 11.0, 5, 6, NULL, NULL}, /* row_blocks.max */
+    {-1, 0.0, 0, 0, "hyb", "none"}, /* 72 samples */
+    {-1, 0.0, 0, 0, "ellr", "none"}, /* 8 samples */
+    {6, 8.5, 8, 11, NULL, NULL}, /* row_nnz.max */
+    {6, 6.5, 9, 10, NULL, NULL}, /* row_nnz.max */
     {-1, 0.0, 0, 0, "pellr", "none"}, /* 8 samples */
-    {14, 4.354606177506154, 8, 9, NULL, NULL}, /* row_blocks.mean */
-    {-1, 0.0, 0, 0, "pellr", "none"}, /* 84 samples */
     {-1, 0.0, 0, 0, "ellr", "none"}, /* 16 samples */
-    {0, 250000.0, 11, 14, NULL, NULL}, /* nrows */
-    {4, 4.0, 12, 13, NULL, NULL}, /* row_nnz.min */
-    {-1, 0.0, 0, 0, "csr", "none"}, /* 64 samples */
+    {4, 5.5, 12, 13, NULL, NULL}, /* row_nnz.min */
+    {-1, 0.0, 0, 0, "pellr", "none"}, /* 128 samples */
+    {-1, 0.0, 0, 0, "ellr", "none"}, /* 12 samples */
+    {2, 1574864.0, 15, 16, NULL, NULL}, /* nnz */
+    {-1, 0.0, 0, 0, "csr", "none"}, /* 28 samples */
     {-1, 0.0, 0, 0, "csr", "none"}, /* 8 samples */
-    {-1, 0.0, 0, 0, "vsr", "none"}, /* 8 samples */
 };
 
 static const char *const format_orders[] = {
     NULL, NULL, NULL, NULL, NULL,
     NULL, NULL, NULL, NULL, NULL,
-    "none", "none", "none", "none", "none",
     NULL, NULL, NULL, NULL, NULL,
-    NULL, NULL, NULL, NULL, NULL,
-    "none", "none", "none", "none", "none",
     "none", "none", "none", "none", "none",
     NULL, NULL, NULL, NULL, NULL,
     "none", "none", "none", "none", "none",
     "none", "none", "none", "none", "none",
     NULL, NULL, NULL, NULL, NULL,
     NULL, NULL, NULL, NULL, NULL,
-    "none", NULL, "none", "none", "none",
+    "none", "none", "none", "none", "none",
+    "none", "none", "none", "none", "none",
+    NULL, NULL, NULL, NULL, NULL,
+    "none", "none", "none", "none", "none",
+    "none", "none", "none", "none", "none",
+    NULL, NULL, NULL, NULL, NULL,
     "none", NULL, "none", "none", "none",
     "none", NULL, "none", "none", "none",
 };
 
 const kr_tree_model kr_row_order_model = {
-    "NVIDIA H200 (sm_90, CUDA driver 13.0), 59 matrices, trained 2026-11-27",
-    23, features, 5, formats, 15, nodes, format_orders,
+    "NVIDIA H100 80GB HBM3 (sm_90, CUDA driver 13.0), 72 matrices, trained 2026-11-27",
+    23, features, 5, formats, 17, nodes, format_orders,
 };
 /* clang-format on */
