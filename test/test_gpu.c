@@ -258,6 +258,53 @@ START_TEST(cg_fused_step)
 }
 END_TEST
 
+/* The batch length of the device loops (KRYLOV_BATCH, read at each solve)
+ * changes how often the host reads the state back, never the iterates:
+ * every method, PELLR with Jacobi, on the CPU (whose backend runs the same
+ * loops) and the GPU, gives the same iterations and x bit for bit with
+ * batches of 1, 16 (the default) and 64 (GMRES's cycles whole). */
+static void batch_lengths_on(kr_ctx *ctx, const kr_csr *A, const double *b)
+{
+    static const char *const caps[] = {"1", "64"};
+    for (const char *const *m = kr_method_names(); *m; m++) {
+        run d;
+        solve_on(ctx, A, b, *m, "pellr", "jacobi", &d);
+        for (int c = 0; c < 2; c++) {
+            run o;
+            setenv("KRYLOV_BATCH", caps[c], 1);
+            solve_on(ctx, A, b, *m, "pellr", "jacobi", &o);
+            unsetenv("KRYLOV_BATCH");
+            printf("batch_lengths: %s on the %s, batches of %s: %d "
+                   "iterations, default %d\n",
+                   *m, kr_ctx_device(ctx) == KR_DEVICE_CPU ? "CPU" : "GPU",
+                   caps[c], o.res.iterations, d.res.iterations);
+            ck_assert_int_eq(o.res.iterations, d.res.iterations);
+            ck_assert_int_eq(o.res.reason, d.res.reason);
+            ck_assert(memcmp(o.x, d.x, (size_t)A->nrows * sizeof *o.x) == 0);
+            free(o.x);
+        }
+        free(d.x);
+    }
+}
+
+START_TEST(batch_lengths_same_iterates)
+{
+    kr_ctx *c = kt_cpu();
+    kr_ctx *g = kt_gpu_or_skip("batch_lengths_same_iterates (gpu part)");
+    kr_csr A;
+    ck_assert_int_eq(kr_generate(c, "poisson2d:40", &A), KR_OK);
+    uint64_t seed = (uint64_t)kr_wtime();
+    printf("batch_lengths: seed %llu\n", (unsigned long long)seed);
+    double *b = kt_rand_vector(A.nrows, &seed);
+    batch_lengths_on(c, &A, b);
+    if (g) batch_lengths_on(g, &A, b);
+    free(b);
+    kr_csr_free(&A);
+    kr_ctx_destroy(c);
+    kr_ctx_destroy(g);
+}
+END_TEST
+
 /* Programmatic dependent launch (KRYLOV_PDL, read when a context is made)
  * changes when a kernel may start, never what it computes: every method,
  * PELLR with Jacobi, gives the same iterations and the same x bit for bit
@@ -687,6 +734,7 @@ int main(void)
     tcase_add_test(tc, gpu_default_format_solves);
     tcase_add_test(tc, cg_fused_step);
     tcase_add_test(tc, pdl_same_iterates);
+    tcase_add_test(tc, batch_lengths_same_iterates);
     tcase_add_test(tc, gmres_fused_op);
     tcase_add_test(tc, gmres_fused_step);
     suite_add_tcase(s, tc);
