@@ -113,13 +113,15 @@ static void setup_mem_free(kr_ctx *ctx, bj_setup_mem *w)
 #define BJ_DEVICE_BLOCKING_ROWS 65536
 
 /* 1 for the supervariable blocking on the device: on a GPU from
- * BJ_DEVICE_BLOCKING_ROWS rows; $KRYLOV_BJACOBI_DEVICE_BLOCKING "1" or
- * "0" sets it at any size (the host pass is the reference, and both can
- * be timed). */
+ * BJ_DEVICE_BLOCKING_ROWS rows (but not at 2^31 - 1, where its counts
+ * would overflow); $KRYLOV_BJACOBI_DEVICE_BLOCKING "1" or "0" sets it at
+ * any other size (the host pass is the reference, and both can be
+ * timed). */
 static int device_blocking(const kr_ctx *ctx, int32_t n)
 {
     const char *env = getenv("KRYLOV_BJACOBI_DEVICE_BLOCKING");
-    if (ctx->device != KR_DEVICE_CUDA || n <= 0) return 0;
+    /* the device pass counts n + 1 entries in an int32 */
+    if (ctx->device != KR_DEVICE_CUDA || n <= 0 || n == INT32_MAX) return 0;
     if (env && (!strcmp(env, "0") || !strcmp(env, "1"))) return env[0] == '1';
     return n >= BJ_DEVICE_BLOCKING_ROWS;
 }

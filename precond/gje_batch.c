@@ -28,8 +28,9 @@ static kr_status check_starts(kr_ctx *ctx, int32_t nb, const int32_t *starts)
         int32_t k = starts[b + 1] - starts[b];
         if (k < 1 || k > KR_GJE_MAX)
             return kr_fail(ctx, KR_ERR_ARG,
-                           "gje batch: block %d has %d rows, not 1..%d", (int)b,
-                           (int)k, KR_GJE_MAX);
+                           "gje batch: block %d (rows from %d, numbered from "
+                           "1) has %d rows, not 1..%d",
+                           (int)b + 1, (int)starts[b] + 1, (int)k, KR_GJE_MAX);
     }
     return KR_OK;
 }
@@ -100,6 +101,30 @@ kr_status kr_gje_batch_create(kr_ctx *ctx, int32_t nb, const int32_t *starts,
     return st;
 }
 
+/* KR_ERR_DEVICE naming the first size in which the batch h, made on the
+ * host from the starts read back, differs from bb, the device's. */
+static kr_status same_sizes(kr_ctx *ctx, const kr_gje_batch *h,
+                            const kr_gje_batch *bb)
+{
+    const char *what = NULL;
+    long long host = 0, dev = 0;
+    if (h->nrows != bb->nrows)
+        what = "rows", host = h->nrows, dev = bb->nrows;
+    else if (h->max_k != bb->max_k)
+        what = "largest block", host = h->max_k, dev = bb->max_k;
+    else if (h->total != bb->total)
+        what = "inverse entries", host = h->total, dev = bb->total;
+    for (int c = 0; !what && c <= KR_GJE_CLASSES; c++)
+        if (h->class_start[c] != bb->class_start[c])
+            what = "blocks before a size class", host = h->class_start[c],
+            dev = bb->class_start[c];
+    if (!what) return KR_OK;
+    return kr_fail(ctx, KR_ERR_DEVICE,
+                   "gje batch: the %d block starts read back give %lld %s, "
+                   "the device found %lld (internal error)",
+                   (int)bb->nb, host, what, dev);
+}
+
 kr_status kr_gje_batch_set_host(kr_ctx *ctx, kr_gje_batch *bb,
                                 const int32_t *starts)
 {
@@ -114,13 +139,7 @@ kr_status kr_gje_batch_set_host(kr_ctx *ctx, kr_gje_batch *bb,
         memcpy(h.h_starts, starts, ((size_t)bb->nb + 1) * sizeof *starts);
         st = fill_host(ctx, &h);
     }
-    if (st == KR_OK &&
-        (h.max_k != bb->max_k || h.nrows != bb->nrows || h.total != bb->total ||
-         memcmp(h.class_start, bb->class_start, sizeof h.class_start)))
-        st = kr_fail(ctx, KR_ERR_DEVICE,
-                     "gje batch: the %d block starts read back do not give "
-                     "the sizes the device found",
-                     (int)bb->nb);
+    if (st == KR_OK) st = same_sizes(ctx, &h, bb);
     if (st != KR_OK) {
         kr_gje_batch_free(ctx, &h); /* host arrays only: h.dev is NULL */
         return st;

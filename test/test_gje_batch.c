@@ -177,7 +177,9 @@ START_TEST(batch_classes)
     kr_gje_batch_free(ctx, &bb);
     int32_t bad[] = {0, 3, 3 + 33};
     ck_assert_int_eq(kr_gje_batch_create(ctx, 2, bad, &bb), KR_ERR_ARG);
-    ck_assert_ptr_nonnull(strstr(kr_ctx_error(ctx), "block 1 has 33 rows"));
+    ck_assert_ptr_nonnull(
+        strstr(kr_ctx_error(ctx),
+               "block 2 (rows from 4, numbered from 1) has 33 rows"));
     free(seen);
     free(s);
     kr_ctx_destroy(ctx);
