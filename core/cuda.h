@@ -12,6 +12,12 @@
 
 /* Device doubles for reduction partial sums and small results. */
 #define KR_CUDA_SCRATCH (64 * 1024)
+/* The last KR_CUDA_SCRATCH_TAIL doubles hold the ticket of GMRES's column
+ * passes (gm_ticket, core/cuda_backend.cu), which must stay zero between
+ * launches: partial sums, from d_scratch + KR_MAX_DOTS, stay within
+ * KR_CUDA_PARTIALS doubles. */
+#define KR_CUDA_SCRATCH_TAIL 128
+#define KR_CUDA_PARTIALS (KR_CUDA_SCRATCH - KR_MAX_DOTS - KR_CUDA_SCRATCH_TAIL)
 
 typedef struct kr_cuda_alloc {
     void *p;

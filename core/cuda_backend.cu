@@ -1095,7 +1095,7 @@ static kr_status cu_gemv_t(kr_ctx *ctx, int32_t n, int k, const double *V,
 {
     kr_cuda_state *st = kr_cuda(ctx);
     double *out = st->d_scratch + KR_CUDA_SCRATCH / 2;
-    if (k > KR_CUDA_SCRATCH / 2)
+    if (k > KR_CUDA_SCRATCH / 2 - KR_CUDA_SCRATCH_TAIL) /* gm_ticket's */
         return kr_fail(ctx, KR_ERR_ARG, "gemv_t: %d columns is too many", k);
     if (n == 0 || k == 0) {
         memset(h, 0, (size_t)k * sizeof *h);
@@ -1377,6 +1377,9 @@ __global__ void k_gm_pass(int32_t n, int k, const double *__restrict__ V,
 
 /* A head whose only use is the ticket of the column passes, at the end of
  * the scratch (zeroed at set-up; last_block leaves it zero). */
+static_assert(sizeof(kr_gm_dev) / sizeof(double) + 1 <= KR_CUDA_SCRATCH_TAIL,
+              "gm_ticket's head fits the scratch's tail");
+
 static kr_gm_dev *gm_ticket(kr_cuda_state *st)
 {
     return (kr_gm_dev *)(st->d_scratch + KR_CUDA_SCRATCH -

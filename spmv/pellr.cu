@@ -651,7 +651,7 @@ static int pellr_gpu_cg_dir_ok(const void *impl)
     const pellr_gpu *m = (const pellr_gpu *)impl;
     /* pellr_cg_dir's partial sums, one per block, in the scratch */
     return m->nlong == 0 && m->nslices > 0 &&
-           fused_blocks(m) <= KR_CUDA_SCRATCH - KR_MAX_DOTS;
+           fused_blocks(m) <= KR_CUDA_PARTIALS;
 }
 
 static kr_status pellr_gpu_cg_dir_apply(kr_ctx *ctx, void *impl,
@@ -675,7 +675,7 @@ static int pellr_gpu_idr_dots_ok(const void *impl)
 {
     const pellr_gpu *m = (const pellr_gpu *)impl;
     return pellr_gpu_cg_dir_ok(m) &&
-           fused_blocks(m) * KR_IDR_DEV_MAX_S <= KR_CUDA_SCRATCH - KR_MAX_DOTS;
+           fused_blocks(m) * KR_IDR_DEV_MAX_S <= KR_CUDA_PARTIALS;
 }
 
 static kr_status pellr_gpu_idr_dots_apply(kr_ctx *ctx, void *impl, int k,
@@ -716,7 +716,7 @@ static kr_status pellr_gpu_gm_dir_apply(kr_ctx *ctx, void *impl,
     kr_cuda_state *st = kr_cuda(ctx);
     const int64_t blocks = fused_blocks(m);
     const int here = g->V && g->k >= 1 && g->k <= PELLR_GM_COLS &&
-                     blocks * g->k <= KR_CUDA_SCRATCH - KR_MAX_DOTS;
+                     blocks * g->k <= KR_CUDA_PARTIALS;
     KR_LAUNCH_PDL(ctx, blocks, PELLR_BLOCK, pellr_gm_dir, args_of(m), g->u,
                   g->d, g->v, g->w, here ? g->V : (const double *)NULL, g->k,
                   g->h, g->s, st->d_scratch + KR_MAX_DOTS);
