@@ -155,9 +155,12 @@ static kr_status partition(kr_ctx *ctx, const kr_csr *A, const bj_setup_mem *w,
         st = kr_blocking_fixed(ctx, A->nrows, o->block_size, &nb, &starts);
     else if (o->blocking == KR_BLOCKING_SCC)
         st = kr_blocking_scc(ctx, A, o->block_size, &nb, &starts);
-    else if (device_blocking(ctx, m->n))
-        return kr_blocking_dev_batch(ctx, &w->A, o->block_size, &m->bb);
-    else
+    else if (device_blocking(ctx, m->n) &&
+             (st = kr_blocking_dev_batch(ctx, &w->A, o->block_size, &m->bb)) !=
+                 KR_ERR_NOMEM)
+        return st; /* the batch is made, or a real error */
+    else /* the host pass: below the size, or the device's scratch (about
+          * 44 bytes a row) did not fit where the host's n bytes may */
         st = supervariables(ctx, m, w, o->block_size, &nb, &starts);
     if (st == KR_OK) st = kr_gje_batch_create(ctx, nb, starts, &m->bb);
     free(starts);
