@@ -681,6 +681,8 @@ static kr_status cu_bcgs_direction(kr_ctx *ctx, int32_t n, const double *r,
 #define IDR_S KR_IDR_DEV_MAX_S
 /* BODY, with c the IDR state, on a copy in shared memory (step_in_shared_n:
  * core/cuda_reduce.cuh); every thread of the last block calls it */
+static_assert(sizeof(kr_idr_dev) % sizeof(double) == 0,
+              "IDR_STEP copies kr_idr_dev a double at a time");
 #define IDR_STEP(st, BODY)                                                     \
     step_in_shared_n<KR_IDR_DEV_MAX_DOUBLES>(                                  \
         st, kr_idr_dev_bytes((st)->s), [&](kr_idr_dev * c) BODY)
@@ -1232,6 +1234,9 @@ static kr_status cu_gemv_n_dev(kr_ctx *ctx, int32_t n, int k, const double *V,
     }
     return KR_OK;
 }
+
+static_assert(sizeof(kr_gm_dev) % sizeof(double) == 0,
+              "gm_step_in_shared copies kr_gm_dev a double at a time");
 
 /* The doubles of the largest GMRES state (kr_gm_dev_bytes(32)) */
 #define GM_DEV_MAX_DOUBLES                                                     \

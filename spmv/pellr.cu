@@ -198,6 +198,8 @@ __global__ void __launch_bounds__(PELLR_BLOCK)
     }
     const int64_t s = a.nlong + (int64_t)(blockIdx.x - a.ntiles) * PELLR_WARPS +
                       (threadIdx.x >> 5);
+    /* a warp past the last slice reads and writes nothing of an earlier
+     * kernel's, so it may leave before the wait */
     if (s >= a.nslices) return;
     const int lane = threadIdx.x & 31;
     const int64_t k = s * 32 + lane;
