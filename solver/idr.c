@@ -416,18 +416,29 @@ static void idr_host_model(int s, kr_iter_model *m)
 }
 
 /* Step k on the device path: the u_k op (fused: r, G(:,k:s), U(:,k+1:s),
- * u_k read and written, d when jacobi, r not read again for k > 0, where
- * step k-1's update makes u_k (idr_update_vu); else idr_v rest + 2 and
+ * u_k read and written, d when jacobi; r not read again for k > 0 where
+ * step k-1's update makes u_k (chain: idr_update_vu, unless
+ * KRYLOV_IDR_FUSED=0); else idr_v rest + 2 and
  * idr_u rest + 2), idr_h k + 1, idr_orth 1 + rest (+ g_k written,
  * G(:,0:k), u_k twice, U(:,0:k) when k > 0), idr_update 6 (+ z = d .* r
  * on the last step when fused). */
-static double idr_dev_step(int s, int k, int fused, int jac)
+static double idr_dev_step(int s, int k, int fused, int chain, int jac)
 {
     int rest = s - k;
-    double p = fused ? 2.0 * rest + 2 + jac - (k > 0) : 2.0 * rest + 4;
+    double p = fused ? 2.0 * rest + 2 + jac - (chain && k > 0) : 2.0 * rest + 4;
     if (k > 0) p += (k + 1) + (3 + 2.0 * k);
     p += 1 + rest + 6;
     return p + (fused && k == s - 1 ? 1 + jac : 0);
+}
+
+/* idr_iter_model's words for the u_k op of a step */
+static const char *idr_u_text(int fused, int chain, int jac)
+{
+    if (!fused) return "(v, then u_k) 2(s-k)+4";
+    if (!chain) return jac ? "with d .* v 2(s-k)+3" : "2(s-k)+2";
+    return jac ? "with d .* v 2(s-k)+3, 1 less for k > 0 (made in the last "
+                 "step's update)"
+               : "2(s-k)+2, 1 less for k > 0 (made in the last step's update)";
 }
 
 /* With a diagonal preconditioner (none, jacobi) the device path fuses it
@@ -445,9 +456,10 @@ static void idr_iter_model(const kr_solve_options *o, int32_t n, kr_pc_kind pc,
         return;
     }
     int jac = pc == KR_PC_DIAGONAL, fused = pc != KR_PC_GENERAL;
+    int chain = fused && idr_fusing();
     double passes = 2 + 6 + s; /* reduction: omega 2, update with P^T r */
     for (int k = 0; k < s; k++)
-        passes += idr_dev_step(s, k, fused, jac);
+        passes += idr_dev_step(s, k, fused, chain, jac);
     m->spmvs = 1;
     m->pcs = fused ? 0 : 1;
     m->vectors = passes / (s + 1);
@@ -461,11 +473,7 @@ static void idr_iter_model(const kr_solve_options *o, int32_t n, kr_pc_kind pc,
         "6+s): %.2f per iteration (a format's fused SpMV, PELLR's, makes "
         "step 0's M column, h and omega with it: 1 pass less each)",
         s, fused ? "" : ", 1 preconditioner", passes,
-        fused ? (jac ? "with d .* v 2(s-k)+3, 1 less for k > 0 (made in "
-                       "the last step's update)"
-                     : "2(s-k)+2, 1 less for k > 0 (made in the last step's "
-                       "update)")
-              : "(v, then u_k) 2(s-k)+4",
+        idr_u_text(fused, chain, jac),
         fused ? (jac ? ", + d .* r 2 on the last" : ", + z = r 1 on the last")
               : "",
         m->vectors);

@@ -6,6 +6,7 @@
 #include "testutil.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static kr_iter_model model(const char *method, int s, int restart, int32_t n,
@@ -90,6 +91,12 @@ START_TEST(idr_counts)
     ck_assert_double_eq(m.spmvs, 1);
     ck_assert_double_eq(m.pcs, 0);
     ck_assert_double_eq_tol(m.vectors, 47.0 / 3, 1e-12);
+    /* KRYLOV_IDR_FUSED=0: step 1's u_k reads r again (the separate
+     * update and v/u ops, as the solver then runs them) */
+    setenv("KRYLOV_IDR_FUSED", "0", 1);
+    kr_iter_model u = model("idr", 2, 30, 1000, KR_PC_DIAGONAL, 50);
+    unsetenv("KRYLOV_IDR_FUSED");
+    ck_assert_double_eq_tol(u.vectors, 48.0 / 3, 1e-12);
     /* a general preconditioner: u_k as v then u_k, 2*rest+4 each step */
     kr_iter_model g = model("idr", 2, 30, 1000, KR_PC_GENERAL, 50);
     ck_assert_double_eq(g.pcs, 1);
