@@ -31,6 +31,10 @@ struct kr_ctx {
     double warmup_s; /* the CUDA backend's kernel loading at creation */
 };
 
+/* 1 when the environment variable `name` is "0": how an optimisation is
+ * switched off to compare (KRYLOV_PDL, KRYLOV_CG_FUSED, KRYLOV_WARMUP...) */
+int kr_env_off(const char *name);
+
 #ifdef __cplusplus
 }
 #endif

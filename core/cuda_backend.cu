@@ -2065,8 +2065,7 @@ static kr_status create_handles(kr_ctx *ctx, kr_cuda_state *st)
  * formats' and preconditioners' still load at their first use. */
 static void warm_kernels(kr_ctx *ctx)
 {
-    const char *env = getenv("KRYLOV_WARMUP");
-    if (env && !strcmp(env, "0")) return;
+    if (kr_env_off("KRYLOV_WARMUP")) return;
     const void *const kernels[] = {
         (const void *)k_fill,
         (const void *)k_axpby,
@@ -2146,8 +2145,7 @@ kr_status kr_cuda_backend_init(kr_ctx *ctx)
     if (!st) return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
     ctx->backend = st;
     st->sm_count = prop.multiProcessorCount;
-    const char *pdl = getenv("KRYLOV_PDL");
-    st->pdl = prop.major >= 9 && !(pdl && !strcmp(pdl, "0"));
+    st->pdl = prop.major >= 9 && !kr_env_off("KRYLOV_PDL");
     kr_status s = create_handles(ctx, st);
     if (s != KR_OK) {
         kr_cuda_backend_fini(ctx);

@@ -151,8 +151,7 @@ int kr_cg_dev_reason(const void *host, kr_reason *why)
 static int cg_fusable(const kr_solve_args *a)
 {
     const kr_format_ops *f = a->A->ops;
-    const char *env = getenv("KRYLOV_CG_FUSED");
-    return !(env && !strcmp(env, "0")) && a->ctx->ops->cg_update_keep &&
+    return !kr_env_off("KRYLOV_CG_FUSED") && a->ctx->ops->cg_update_keep &&
            f->cg_dir_ok && f->cg_dir_apply && f->cg_dir_ok(a->A->impl);
 }
 

@@ -338,7 +338,7 @@ static enum gm_fusion gm_fusable(const kr_solve_args *a, const double **d)
     if (!(f->gm_dir_ok && f->gm_dir_apply && f->gm_dir_ok(a->A->impl) &&
           p->diagonal && p->diagonal(a->P->impl, d)))
         return GM_SEPARATE;
-    if (env && !strcmp(env, "0")) return GM_SEPARATE;
+    if (kr_env_off("KRYLOV_GMRES_FUSED")) return GM_SEPARATE;
     return env && !strcmp(env, "1") ? GM_FUSED : GM_FUSED_PROJ;
 }
 

@@ -270,11 +270,7 @@ static int idr_reason(const void *host, kr_reason *why)
 
 /* Whether the fewer-launch steps may be used (KRYLOV_IDR_FUSED=0 turns
  * them off, for the tests that compare and for timings). */
-static int idr_fusing(void)
-{
-    const char *env = getenv("KRYLOV_IDR_FUSED");
-    return !(env && !strcmp(env, "0"));
-}
+static int idr_fusing(void) { return !kr_env_off("KRYLOV_IDR_FUSED"); }
 
 /* Whether the matrix's format makes h and omega with its SpMV. */
 static int idr_format_dots(const kr_solve_args *a)

@@ -18,8 +18,7 @@
 
 int kr_multi_device_on(const kr_multi *m)
 {
-    const char *env = getenv("KRYLOV_MULTI_DEVICE");
-    return m->dstate && !(env && !strcmp(env, "0"));
+    return m->dstate && !kr_env_off("KRYLOV_MULTI_DEVICE");
 }
 
 static kr_dev_head *head_of(const kr_multi_dev_loop *L, int j)

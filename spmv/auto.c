@@ -614,47 +614,27 @@ static const char *auto_reason(const void *impl)
     return ((const auto_impl *)impl)->reason;
 }
 
+/* What auto and auto-probe both pass on to the format they chose. */
+#define AUTO_FORWARDS                                                          \
+    .arrays = auto_arrays, .apply = auto_apply, .bytes = auto_bytes,           \
+    .destroy = auto_destroy, .stored = auto_stored, .chosen = auto_chosen,     \
+    .reason = auto_reason, .update_values = auto_update_values,                \
+    .csr_view = auto_csr_view, .apply_multi = auto_apply_multi,                \
+    .cg_dir_ok = auto_cg_dir_ok, .cg_dir_apply = auto_cg_dir_apply,            \
+    .idr_dots_ok = auto_idr_dots_ok, .idr_dots_apply = auto_idr_dots_apply,    \
+    .gm_dir_ok = auto_gm_dir_ok, .gm_dir_apply = auto_gm_dir_apply
+
 const kr_format_ops kr_auto_ops = {
     .name = "auto",
     .build = auto_build,
     .build_device = auto_build_device,
-    .arrays = auto_arrays,
-    .apply = auto_apply,
-    .bytes = auto_bytes,
-    .destroy = auto_destroy,
-    .stored = auto_stored,
-    .chosen = auto_chosen,
-    .reason = auto_reason,
-    .update_values = auto_update_values,
-    .csr_view = auto_csr_view,
-    .apply_multi = auto_apply_multi,
-    .cg_dir_ok = auto_cg_dir_ok,
-    .cg_dir_apply = auto_cg_dir_apply,
-    .idr_dots_ok = auto_idr_dots_ok,
-    .idr_dots_apply = auto_idr_dots_apply,
-    .gm_dir_ok = auto_gm_dir_ok,
-    .gm_dir_apply = auto_gm_dir_apply,
+    AUTO_FORWARDS,
 };
 
 const kr_format_ops kr_auto_probe_ops = {
     .name = "auto-probe",
     .build = auto_probe_build,
-    .arrays = auto_arrays,
-    .apply = auto_apply,
-    .bytes = auto_bytes,
-    .destroy = auto_destroy,
-    .stored = auto_stored,
-    .chosen = auto_chosen,
-    .reason = auto_reason,
-    .update_values = auto_update_values,
-    .csr_view = auto_csr_view,
-    .apply_multi = auto_apply_multi,
-    .cg_dir_ok = auto_cg_dir_ok,
-    .cg_dir_apply = auto_cg_dir_apply,
-    .idr_dots_ok = auto_idr_dots_ok,
-    .idr_dots_apply = auto_idr_dots_apply,
-    .gm_dir_ok = auto_gm_dir_ok,
-    .gm_dir_apply = auto_gm_dir_apply,
+    AUTO_FORWARDS,
 };
 
 /* In a build without CUDA there is no CUDA backend to serve. */
