@@ -51,6 +51,11 @@ static inline KR_HOST_DEVICE double kr_hash_uniform(uint64_t seed, int64_t i)
 #define KR_BATCH_MAX 64
 #define KR_BATCH_DEFAULT 16
 
+/* Rows up to which a method whose backend has a persistent op (cg_persist)
+ * runs its batches as one launch each; above, an iteration's launches
+ * cost less than its memory traffic. */
+#define KR_PERSIST_MAX_ROWS (1 << 18)
+
 /* Why a device-side iteration stopped (kr_dev_head.stop). */
 enum {
     KR_DEV_RUNNING = 0,
@@ -490,6 +495,16 @@ typedef struct kr_backend_ops {
     kr_status (*cg_step)(kr_ctx *ctx, int32_t n, double *p, const double *q,
                          double *x, double *r, const double *d, double *z,
                          const double *zk, kr_cg_dev *s);
+    /* cg_persist: `iters` (1..KR_BATCH_MAX) of the fused iteration that
+     * cg_dir_apply and cg_update_keep make (pn = zk + beta p, q = A pn,
+     * then the update keeping p = pn; zk is z with d, else r) in one
+     * launch, A read through its CSR view (`longest`: its longest row's
+     * entries); stops where those would.
+     * GPU only (core/cuda_persist.cu), for n <= KR_PERSIST_MAX_ROWS. */
+    kr_status (*cg_persist)(kr_ctx *ctx, const kr_csr_view *A, int32_t longest,
+                            int iters, const double *d, double *x, double *r,
+                            double *z, double *p, double *pn, double *q,
+                            kr_cg_dev *s);
     /* gemv_t and gemv_n with h in backend memory (no host round trip) */
     kr_status (*gemv_t_dev)(kr_ctx *ctx, int32_t n, int k, const double *V,
                             int64_t ld, const double *w, double *h);

@@ -4,6 +4,7 @@
  * result is the same on every run for the same n. Only the reduced scalars
  * cross to the host. */
 #include "core/cuda.h"
+#include "core/cuda_persist.h"
 #include "core/cuda_reduce.cuh"
 
 #include <stdio.h>
@@ -1948,6 +1949,7 @@ static kr_backend_ops make_ops(void)
     o.cg_update = cu_cg_update;
     o.cg_direction = cu_cg_direction;
     o.cg_update_keep = cu_cg_update_keep;
+    o.cg_persist = kr_cuda_cg_persist;
     o.cg_step = cu_cg_step;
     o.gemv_t_dev = cu_gemv_t_dev1;
     o.gemv_n_dev = cu_gemv_n_dev;
@@ -2063,6 +2065,13 @@ static kr_status create_handles(kr_ctx *ctx, kr_cuda_state *st)
  * that fails to load here is no error: it loads at its first launch (and
  * fails there, with a status). The list is this file's kernels; the
  * formats' and preconditioners' still load at their first use. */
+static void warm_one(const void *kernel)
+{
+    cudaFuncAttributes attr;
+    if (cudaFuncGetAttributes(&attr, kernel) != cudaSuccess)
+        cudaGetLastError(); /* clear it: the launch will tell */
+}
+
 static void warm_kernels(kr_ctx *ctx)
 {
     if (kr_env_off("KRYLOV_WARMUP")) return;
@@ -2106,12 +2115,13 @@ static void warm_kernels(kr_ctx *ctx)
         (const void *)k_gm_pass<1, GM_COLS>,
         (const void *)k_gm_pass<1, GM_NORM>,
     };
+    const void *persist[16];
+    int npersist = kr_cuda_persist_kernels(persist, 16);
     double t0 = kr_wtime();
-    for (size_t i = 0; i < sizeof kernels / sizeof *kernels; i++) {
-        cudaFuncAttributes attr;
-        if (cudaFuncGetAttributes(&attr, kernels[i]) != cudaSuccess)
-            cudaGetLastError(); /* clear it: the launch will tell */
-    }
+    for (size_t i = 0; i < sizeof kernels / sizeof *kernels; i++)
+        warm_one(kernels[i]);
+    for (int i = 0; i < npersist; i++)
+        warm_one(persist[i]);
     ctx->warmup_s = kr_wtime() - t0;
 }
 

@@ -12,7 +12,10 @@
  * step (cg_dir_apply: PELLR without long slices) an iteration is two
  * launches: the direction p' = z + beta p with the SpMV q = A p' and
  * p'.q, then the update, which also keeps p' for the next iteration
- * (KRYLOV_CG_FUSED=0 turns this off, for the tests that compare).
+ * (KRYLOV_CG_FUSED=0 turns this off, for the tests that compare). On a
+ * small system (up to KR_PERSIST_MAX_ROWS rows, A's CSR in backend
+ * memory) the backend's cg_persist runs that fused iteration for a whole
+ * batch in one launch, with grid-wide barriers in place of the launches.
  * Other preconditioners take the per-iteration path, scalars on the host. */
 #include "core/error.h"
 #include "solver/multi.h"
@@ -102,7 +105,8 @@ static kr_status cg_iterate(kr_solve_args *a, kr_result *res, double *w)
 typedef struct cg_batch {
     kr_solve_args *a;
     double *r, *z, *p, *q;
-    double *pn; /* the fused step's new direction, or NULL: not fused */
+    double *pn;      /* the fused step's new direction, or NULL: not fused */
+    kr_csr_view csr; /* persistent batches (cg_persist): A; else nrows 0 */
     const double *d, *zk; /* the diagonal (NULL: identity), z or r */
     kr_cg_dev *s;         /* backend memory */
     int nb;
@@ -115,6 +119,9 @@ static kr_status cg_enqueue(void *arg)
     kr_ctx *ctx = a->ctx;
     const kr_backend_ops *op = ctx->ops;
     const kr_format_ops *f = a->A->ops;
+    if (c->csr.nrows)
+        return op->cg_persist(ctx, &c->csr, a->A->longest_row, c->nb, c->d,
+                              a->x, c->r, c->z, c->p, c->pn, c->q, c->s);
     for (int i = 0; i < c->nb; i++) {
         if (c->pn) { /* the fused step: two launches */
             KR_TRY(f->cg_dir_apply(ctx, a->A->impl, c->zk, c->p, c->pn, c->q,
@@ -155,6 +162,16 @@ static int cg_fusable(const kr_solve_args *a)
            f->cg_dir_ok && f->cg_dir_apply && f->cg_dir_ok(a->A->impl);
 }
 
+/* Whether the batches run as one persistent launch each (cg_persist):
+ * a small system, A's CSR in backend memory; KRYLOV_PERSIST=0 turns it
+ * off, for the tests and benchmarks that compare. */
+static int cg_persists(const kr_solve_args *a, kr_csr_view *csr)
+{
+    return !kr_env_off("KRYLOV_PERSIST") && a->ctx->ops->cg_persist &&
+           a->n <= KR_PERSIST_MAX_ROWS && a->A->longest_row >= 0 &&
+           !kr_matrix_is_user(a->A) && kr_matrix_backend_csr(a->A, csr);
+}
+
 /* The iterations after the start-up, with the scalars on the device; p
  * holds z, and beta starts at 0, so the fused step's first p' is z. */
 static kr_status cg_device_loop(kr_solve_args *a, kr_result *res, double *w,
@@ -169,7 +186,9 @@ static kr_status cg_device_loop(kr_solve_args *a, kr_result *res, double *w,
                   .d = d,
                   .s = a->dstate};
     c.zk = d ? c.z : c.r;
-    c.pn = cg_fusable(a) ? KR_WORK(w, n, PN) : NULL;
+    int whole = cg_persists(a, &c.csr);
+    if (!whole) c.csr.nrows = 0;
+    c.pn = whole || cg_fusable(a) ? KR_WORK(w, n, PN) : NULL;
     kr_cg_dev hs;
     memset(&hs, 0, sizeof hs);
     kr_dev_head_init(a, &hs.h);
@@ -180,7 +199,8 @@ static kr_status cg_device_loop(kr_solve_args *a, kr_result *res, double *w,
                      .nb = &c.nb,
                      .host = &hs,
                      .bytes = sizeof hs,
-                     .reason = kr_cg_dev_reason};
+                     .reason = kr_cg_dev_reason,
+                     .whole = whole};
     return kr_dev_loop_run(a, res, &L);
 }
 

@@ -10,7 +10,9 @@
  * batches after the first two are replayed from a CUDA graph captured once per
  * run (ops->replay; one per phase for a method whose iterations differ along a
  * period, as IDR(s)'s cycle), unless the operator or the preconditioner is the
- * user's: a callback may do what a capture cannot. */
+ * user's: a callback may do what a capture cannot. A persistent op's batch
+ * (kr_dev_loop.whole) is one launch that stops with the device's test, so
+ * its batches are long from the first. */
 #include "core/error.h"
 #include "solver/solver.h"
 
@@ -71,14 +73,17 @@ kr_status kr_dev_loop_run(kr_solve_args *a, kr_result *res, kr_dev_loop *L)
     kr_ctx *ctx = a->ctx;
     const kr_backend_ops *op = ctx->ops;
     KR_TRY(op->upload(ctx, a->dstate, L->host, L->bytes));
-    int graph = !kr_matrix_is_user(a->A) && !kr_precond_is_user(a->P);
+    int graph =
+        !L->whole && !kr_matrix_is_user(a->A) && !kr_precond_is_user(a->P);
     int period = L->period > 1 ? L->period : 1;
     if (period > KR_DEV_MAX_PERIOD)
         return kr_fail(ctx, KR_ERR_ARG, "%s: period %d above %d (internal)",
                        L->name, period, KR_DEV_MAX_PERIOD);
     void *slot[KR_DEV_MAX_PERIOD] = {NULL};
-    int it = 0, done = 0, batch = 1, full = 0, sent = 0;
-    const int cap = kr_dev_batch_cap(KR_BATCH_DEFAULT);
+    const int cap =
+        kr_dev_batch_cap(L->whole ? KR_BATCH_MAX : KR_BATCH_DEFAULT);
+    int it = 0, done = 0, full = 0, sent = 0;
+    int batch = L->whole && !a->opt->monitor ? cap : 1;
     kr_status st = KR_OK;
     while (st == KR_OK && res->reason == KR_ITERATING) {
         int left = a->opt->maxit - (a->it0 + it), ph = sent % period;

@@ -143,6 +143,10 @@ struct kr_matrix {
     int host_checked;         /* 0: a device build checks A's rows on the GPU */
     char permute_reason[512]; /* permute "auto": the model's path; else "" */
     char format_reason[600];  /* format "auto" picked by the model; else "" */
+    /* The longest row's entries where the persistent ops may run
+     * (nrows <= KR_PERSIST_MAX_ROWS; they size their lanes by it), else
+     * -1: unknown. */
+    int32_t longest_row;
 };
 
 /* kr_matrix_csr_view without an error message: 1 and *v filled when M

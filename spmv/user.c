@@ -88,7 +88,8 @@ kr_status kr_matrix_create_user(kr_ctx *ctx, int32_t nrows, int32_t ncols,
                      .ops = &user_ops,
                      .impl = u,
                      .nrows = nrows,
-                     .ncols = ncols};
+                     .ncols = ncols,
+                     .longest_row = -1};
     *out = M;
     return KR_OK;
 }

@@ -221,10 +221,12 @@ static void cg_fused_against_separate(kr_ctx *ctx, const kr_csr *A,
                   "%s: pellr has no fused CG step", what);
     kr_matrix_destroy(M);
     run f, u;
+    setenv("KRYLOV_PERSIST", "0", 1); /* the launches per step, both */
     setenv("KRYLOV_CG_FUSED", "0", 1);
     solve_on(ctx, A, b, "cg", "pellr", "jacobi", &u);
     unsetenv("KRYLOV_CG_FUSED");
     solve_on(ctx, A, b, "cg", "pellr", "jacobi", &f);
+    unsetenv("KRYLOV_PERSIST");
     int exact = kr_ctx_device(ctx) == KR_DEVICE_CPU;
     printf("cg_fused_step: %s on the %s: %d iterations fused, %d "
            "separate\n",
@@ -254,6 +256,169 @@ START_TEST(cg_fused_step)
         kr_csr_free(&A);
     }
     kr_ctx_destroy(c);
+    kr_ctx_destroy(g);
+}
+END_TEST
+
+/* A CG run through kr_solve with maxit and the environment knob `env`
+ * set to `val` (NULL: unset) around it. */
+static void cg_run_env(kr_ctx *ctx, const kr_csr *A, const double *b,
+                       const char *pc, int maxit, const char *env,
+                       const char *val, run *out)
+{
+    kr_matrix *M;
+    kr_precond *P;
+    kr_vec *vb, *vx;
+    ck_assert_int_eq(kr_matrix_create(ctx, A, "csr", &M), KR_OK);
+    ck_assert_int_eq(kr_precond_create(ctx, A, pc, &P), KR_OK);
+    ck_assert_int_eq(kr_vec_create(ctx, A->nrows, &vb), KR_OK);
+    ck_assert_int_eq(kr_vec_create(ctx, A->nrows, &vx), KR_OK);
+    kr_vec_upload(vb, b);
+    kr_solve_options o;
+    kr_solve_options_default(&o);
+    o.method = "cg";
+    o.maxit = maxit;
+    if (val) setenv(env, val, 1);
+    kr_status st = kr_solve(ctx, M, P, vb, vx, &o, &out->res);
+    if (val) unsetenv(env);
+    ck_assert_msg(st == KR_OK, "%s", kr_ctx_error(ctx));
+    out->x = malloc(((size_t)A->nrows + 1) * sizeof(double));
+    kr_vec_download(vx, out->x);
+    kr_vec_destroy(vb);
+    kr_vec_destroy(vx);
+    kr_matrix_destroy(M);
+    kr_precond_destroy(P);
+}
+
+/* The persistent batches (cg_persist: one cooperative launch a batch, CSR
+ * read by sub-warps of 4 to 32 lanes, and a row of 3000) against the launches
+ * per step (KRYLOV_PERSIST=0) and the CPU: same reason, iteration counts within
+ * the GPU-against-CPU tolerance, the same x within 1e-6 and the tolerance met
+ * by the true residual; with one block and with three (rows looping over
+ * the grid many times), with and without Jacobi. */
+static void persist_case(kr_ctx *c, kr_ctx *g, const kr_csr *A, const double *b,
+                         const char *what, const char *pc)
+{
+    static const char *const blocks[] = {NULL, "1", "3"};
+    run ref, cpu;
+    cg_run_env(g, A, b, pc, 10000, "KRYLOV_PERSIST", "0", &ref);
+    cg_run_env(c, A, b, pc, 10000, "KRYLOV_PERSIST", "0", &cpu);
+    for (int k = 0; k < 3; k++) {
+        run r;
+        cg_run_env(g, A, b, pc, 10000, "KRYLOV_PERSIST_BLOCKS", blocks[k], &r);
+        printf("cg_persist: %s + %s, blocks %s: %d iterations, %d per step, "
+               "%d CPU\n",
+               what, pc, blocks[k] ? blocks[k] : "auto", r.res.iterations,
+               ref.res.iterations, cpu.res.iterations);
+        ck_assert_int_eq(r.res.reason, ref.res.reason);
+        expect_fused_matches(A, &r, &ref, 0, what);
+        ck_assert_int_le(abs(r.res.iterations - cpu.res.iterations),
+                         3 + cpu.res.iterations / 20);
+        free(r.x);
+    }
+    free(ref.x);
+    free(cpu.x);
+}
+
+/* An SPD arrow: row and column 1 full (ones), diagonal n + 1 there and
+ * 2 elsewhere; its long row takes every lane of a warp. */
+static void arrow_csr(kr_ctx *ctx, int32_t n, kr_csr *A)
+{
+    ck_assert_int_eq(kr_csr_alloc(ctx, n, n, 3 * n - 2, A), KR_OK);
+    int32_t k = 0;
+    for (int32_t i = 0; i < n; i++) {
+        if (i == 0)
+            for (int32_t j = 0; j < n; j++) {
+                A->colind[k] = j;
+                A->val[k++] = j == 0 ? n + 1.0 : 1.0;
+            }
+        else {
+            A->colind[k] = 0;
+            A->val[k++] = 1.0;
+            A->colind[k] = i;
+            A->val[k++] = 2.0;
+        }
+        A->rowptr[i + 1] = k;
+    }
+}
+
+START_TEST(cg_persist_matches)
+{
+    kr_ctx *g = kt_gpu_or_skip("cg_persist_matches");
+    if (!g) return;
+    kr_ctx *c = kt_cpu();
+    uint64_t seed = (uint64_t)kr_wtime();
+    printf("cg_persist: seed %llu\n", (unsigned long long)seed);
+    /* rows of 5, 27 and 81 entries: 4, 16 and 32 lanes a row */
+    const char *specs[] = {"poisson2d:150", "poisson3d27:12", "elasticity3d:8"};
+    for (int p = 0; p < 3; p++) {
+        kr_csr A;
+        ck_assert_int_eq(kr_generate(c, specs[p], &A), KR_OK);
+        uint64_t s = seed + (uint64_t)p;
+        double *b = kt_rand_vector(A.nrows, &s);
+        persist_case(c, g, &A, b, specs[p], "jacobi");
+        if (p == 0) persist_case(c, g, &A, b, specs[p], "none");
+        free(b);
+        kr_csr_free(&A);
+    }
+    kr_csr A;
+    arrow_csr(c, 3000, &A);
+    uint64_t s = seed + 3;
+    double *b = kt_rand_vector(A.nrows, &s);
+    persist_case(c, g, &A, b, "arrow:3000", "jacobi");
+    free(b);
+    kr_csr_free(&A);
+    kr_ctx_destroy(c);
+    kr_ctx_destroy(g);
+}
+END_TEST
+
+/* The persistent batches stop where the launches per step do: at maxit
+ * inside a batch (the same x bit for bit is not asked: the sums differ),
+ * and at p.q <= 0 on an indefinite matrix (diagonal +1, -1, ...), with the
+ * same reason and iteration. */
+START_TEST(cg_persist_stops)
+{
+    kr_ctx *g = kt_gpu_or_skip("cg_persist_stops");
+    if (!g) return;
+    kr_csr A;
+    ck_assert_int_eq(kr_generate(g, "poisson2d:60", &A), KR_OK);
+    uint64_t seed = (uint64_t)kr_wtime();
+    printf("cg_persist_stops: seed %llu\n", (unsigned long long)seed);
+    double *b = kt_rand_vector(A.nrows, &seed);
+    const int maxits[] = {1, 7, 64, 65, 100};
+    for (int k = 0; k < 5; k++) {
+        run r, u;
+        cg_run_env(g, &A, b, "jacobi", maxits[k], NULL, NULL, &r);
+        cg_run_env(g, &A, b, "jacobi", maxits[k], "KRYLOV_PERSIST", "0", &u);
+        ck_assert_int_eq(r.res.iterations, maxits[k]);
+        ck_assert_int_eq(r.res.reason, KR_DIVERGED_ITS);
+        ck_assert_int_eq(u.res.reason, KR_DIVERGED_ITS);
+        ck_assert(kt_rel_diff(A.nrows, r.x, u.x) < 1e-8);
+        free(r.x);
+        free(u.x);
+    }
+    kr_csr_free(&A);
+    int32_t n = 300;
+    ck_assert_int_eq(kr_csr_alloc(g, n, n, n, &A), KR_OK);
+    for (int32_t i = 0; i < n; i++) {
+        A.colind[i] = i;
+        A.val[i] = i % 2 ? -1.0 : 1.0 + i;
+        A.rowptr[i + 1] = i + 1;
+    }
+    run r, u;
+    cg_run_env(g, &A, b, "none", 1000, NULL, NULL, &r);
+    cg_run_env(g, &A, b, "none", 1000, "KRYLOV_PERSIST", "0", &u);
+    printf("cg_persist_stops: indefinite: reason %d at %d, per step %d at "
+           "%d\n",
+           r.res.reason, r.res.iterations, u.res.reason, u.res.iterations);
+    ck_assert_int_lt(u.res.reason, 0);
+    ck_assert_int_eq(r.res.reason, u.res.reason);
+    ck_assert_int_eq(r.res.iterations, u.res.iterations);
+    free(r.x);
+    free(u.x);
+    free(b);
+    kr_csr_free(&A);
     kr_ctx_destroy(g);
 }
 END_TEST
@@ -733,6 +898,8 @@ int main(void)
     tcase_add_test(tc, gpu_auto_formats);
     tcase_add_test(tc, gpu_default_format_solves);
     tcase_add_test(tc, cg_fused_step);
+    tcase_add_test(tc, cg_persist_matches);
+    tcase_add_test(tc, cg_persist_stops);
     tcase_add_test(tc, pdl_same_iterates);
     tcase_add_test(tc, batch_lengths_same_iterates);
     tcase_add_test(tc, gmres_fused_op);

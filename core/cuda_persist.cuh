@@ -1,0 +1,175 @@
+/* The pieces every persistent kernel of the CUDA backend shares
+ * (core/cuda_persist*.cu): a batch of up to KR_BATCH_MAX iterations is one
+ * cooperative launch whose blocks are all resident (cudaLaunchCooperativeKernel
+ * guarantees it, or refuses the launch), so they can wait for each other at
+ * grid-wide barriers instead of at kernel boundaries: measured on an H100, a
+ * barrier with the sum of 132 partial sums costs 1.4 us, a dependent launch
+ * with a last-block reduction 3-4 us. Each block sums the grid's partial
+ * sums itself, in the same order as every other block, so all blocks hold
+ * the same scalars and take the same branches without a further barrier;
+ * block 0 alone writes the method's state back for the host's stopping
+ * test.
+ *
+ * The matrix is read as CSR (the view the matrix keeps: kr_csr_view), a
+ * sub-warp of V lanes per row. Vectors other blocks write within the
+ * launch are read with __ldcg, past the SM's L1, which the barrier does
+ * not clear. */
+#ifndef KR_CORE_CUDA_PERSIST_CUH
+#define KR_CORE_CUDA_PERSIST_CUH
+
+#include "core/backend.h"
+#include "core/cuda.h"
+#include "core/cuda_reduce.cuh"
+
+#include <cooperative_groups.h>
+#include <stdlib.h>
+
+#define PERSIST_BLOCK 512
+#define UNROLL 4
+
+/* The sum of v over the block, in every thread. */
+static __device__ double block_total(double v, double *sh)
+{
+    __shared__ double total;
+    v = block_sum(v, sh);
+    if (threadIdx.x == 0) total = v;
+    __syncthreads();
+    v = total;
+    __syncthreads(); /* total is free for the next call */
+    return v;
+}
+
+/* The sum of part[0..gridDim.x), in every thread of every block, in one
+ * fixed order (after the barrier that follows the writes). */
+static __device__ double grid_total(const double *part, double *sh)
+{
+    __shared__ double total;
+    if (threadIdx.x < 32) {
+        double v = 0.0;
+        for (unsigned b = threadIdx.x; b < gridDim.x; b += 32)
+            v += __ldcg(part + b);
+        for (int off = 16; off > 0; off /= 2)
+            v += __shfl_down_sync(~0u, v, off);
+        if (threadIdx.x == 0) total = v;
+    }
+    (void)sh;
+    __syncthreads();
+    double v = total;
+    __syncthreads();
+    return v;
+}
+
+/* The state, a copy per block in shared memory: loaded at the start,
+ * changed by thread 0 of each block alike, written back by block 0. */
+template <typename T> struct shared_state {
+    static_assert(sizeof(T) % sizeof(double) == 0, "T is doubles");
+    double d[sizeof(T) / sizeof(double)];
+    __device__ T *get() { return (T *)d; }
+};
+
+template <typename T>
+static __device__ void state_load(shared_state<T> *c, const T *g)
+{
+    const double *src = (const double *)g;
+    for (unsigned i = threadIdx.x; i < sizeof(T) / sizeof(double);
+         i += blockDim.x)
+        c->d[i] = __ldcg(src + i);
+    __syncthreads();
+}
+
+template <typename T>
+static __device__ void state_store(const shared_state<T> *c, T *g)
+{
+    __syncthreads();
+    if (blockIdx.x != 0) return;
+    double *dst = (double *)g;
+    for (unsigned i = threadIdx.x; i < sizeof(T) / sizeof(double);
+         i += blockDim.x)
+        dst[i] = c->d[i];
+}
+
+/* y_i = sum_k A_ik x(c_k) for every row i, x(c) = gather(c), handed to
+ * finish(i, y_i) in lane 0 of the row's sub-warp; the rows go to
+ * sub-warps of V lanes, a warp's 32 / V rows at a time, so the loop's
+ * bounds are the same for the whole warp (its shuffles need every lane). */
+template <int V, typename Gather, typename Finish>
+static __device__ void csr_rows(const kr_csr_view &A, Gather gather,
+                                Finish finish)
+{
+    const int lane = threadIdx.x % V, rows_per_warp = 32 / V;
+    const int64_t warp = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    const int64_t warps = (int64_t)gridDim.x * blockDim.x / 32;
+    const int sub = (threadIdx.x % 32) / V;
+    for (int64_t base = warp * rows_per_warp; base < A.nrows;
+         base += warps * rows_per_warp) {
+        const int64_t i = base + sub;
+        double acc = 0.0;
+        if (i < A.nrows) {
+            const int32_t lo = __ldg(A.rowptr + i),
+                          hi = __ldg(A.rowptr + i + 1);
+            /* UNROLL entries a lane at a time, their loads issued before
+             * the sums (the order of the sums stays k, k + V, ...): a long
+             * row waits for a quarter of the dependent loads */
+            for (int32_t k = lo + lane; k < hi; k += UNROLL * V) {
+                int32_t c[UNROLL];
+                double v[UNROLL], g[UNROLL];
+#pragma unroll
+                for (int u = 0; u < UNROLL; u++) {
+                    const int32_t ku = k + u * V;
+                    c[u] = ku < hi ? __ldg(A.colind + ku) : -1;
+                    v[u] = ku < hi ? __ldg(A.val + ku) : 0.0;
+                }
+#pragma unroll
+                for (int u = 0; u < UNROLL; u++)
+                    g[u] = c[u] < 0 ? 0.0 : gather(c[u]);
+#pragma unroll
+                for (int u = 0; u < UNROLL; u++)
+                    if (c[u] >= 0) acc += v[u] * g[u];
+            }
+        }
+        for (int off = V / 2; off > 0; off /= 2)
+            acc += __shfl_down_sync(~0u, acc, off, V);
+        if (lane == 0 && i < A.nrows) finish(i, acc);
+    }
+}
+
+/* Lanes per row: about the mean row length, and enough that the longest
+ * row takes at most 8 steps of UNROLL entries a lane (a skewed matrix
+ * otherwise waits for its longest row at every SpMV); 2 to 32. */
+static inline int lanes_per_row(const kr_csr_view *A, int32_t longest)
+{
+    double mean = A->nrows ? (double)A->nnz / A->nrows : 0.0;
+    int v = 2;
+    while (v < 32 && (2 * v <= mean || 8 * UNROLL * v < longest))
+        v *= 2;
+    return v;
+}
+
+/* Blocks: enough for one pass of the rows' sub-warps, at most what can be
+ * resident at once and at most two per SM (a barrier over 264 blocks
+ * costs 1.5-1.7 us on an H100 against 1.4 us over 132; more cost more).
+ * KRYLOV_PERSIST_BLOCKS overrides it, within what can be resident. */
+static inline kr_status persist_blocks(kr_ctx *ctx, const char *op,
+                                       const void *kernel, int parts_per_block,
+                                       int64_t threads_wanted, int *blocks)
+{
+    kr_cuda_state *st = kr_cuda(ctx);
+    int per_sm = 0;
+    KR_CUDA_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                         &per_sm, kernel, PERSIST_BLOCK, 0));
+    int64_t most = (int64_t)per_sm * st->sm_count;
+    if (most > 2 * st->sm_count) most = 2 * st->sm_count;
+    int64_t nb = (threads_wanted + PERSIST_BLOCK - 1) / PERSIST_BLOCK;
+    const char *env = getenv("KRYLOV_PERSIST_BLOCKS");
+    if (env && atoi(env) > 0) nb = atoi(env);
+    if (nb > most) nb = most;
+    if (nb * parts_per_block > KR_CUDA_PARTIALS)
+        nb = KR_CUDA_PARTIALS / parts_per_block;
+    *blocks = nb < 1 ? 1 : (int)nb;
+    return per_sm > 0 ? KR_OK
+                      : kr_fail(ctx, KR_ERR_DEVICE,
+                                "%s: no block of %d threads fits an SM", op,
+                                PERSIST_BLOCK);
+}
+
+#endif

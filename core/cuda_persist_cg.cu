@@ -1,0 +1,145 @@
+/* CG's persistent batches (kr_backend_ops.cg_persist): the fused
+ * iteration of cg_dir_apply and cg_update_keep, two grid-wide barriers an
+ * iteration; the shared pieces are core/cuda_persist.cuh's. */
+#include "core/cuda_persist.cuh"
+#include "core/cuda_persist.h"
+
+namespace cg = cooperative_groups;
+
+/* ---------------------------------------------------------------- CG */
+
+struct cg_persist_args {
+    kr_csr_view A;
+    const double *d; /* Jacobi's inverse diagonal, or NULL */
+    double *x, *r, *z, *p, *pn, *q;
+    kr_cg_dev *s;
+    double *part; /* 3 * gridDim.x partial sums */
+    int iters;
+};
+
+/* Phase 1: pn = zk + beta p and q = A pn, gathering zk and p (no barrier
+ * between the direction and the SpMV), and this block's part of pn.q. */
+template <int V>
+static __device__ double cg_dir_spmv(const cg_persist_args &a, const double *zk,
+                                     double beta)
+{
+    double pq = 0.0;
+    csr_rows<V>(
+        a.A,
+        [&](int32_t c) { return fma(beta, __ldcg(a.p + c), __ldcg(zk + c)); },
+        [&](int64_t i, double qi) {
+            const double pni = fma(beta, __ldcg(a.p + i), __ldcg(zk + i));
+            a.pn[i] = pni;
+            a.q[i] = qi;
+            pq += pni * qi;
+        });
+    return pq;
+}
+
+/* Phase 2: x += alpha pn, r -= alpha q, z = d .* r, p = pn; r.z and r.r
+ * (r.r twice without d, where z is r). */
+static __device__ void cg_update_rows(const cg_persist_args &a, double alpha,
+                                      double *rz, double *rr)
+{
+    const int64_t n = a.A.nrows;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        const double pi = __ldcg(a.pn + i), qi = __ldcg(a.q + i);
+        const double xi = __ldcg(a.x + i), r0 = __ldcg(a.r + i);
+        const double di = a.d ? __ldg(a.d + i) : 0.0;
+        a.x[i] = xi + alpha * pi;
+        a.p[i] = pi;
+        const double ri = r0 - alpha * qi;
+        a.r[i] = ri;
+        double zi = ri;
+        if (a.d) {
+            zi = di * ri;
+            a.z[i] = zi;
+        }
+        *rz += ri * zi;
+        *rr += ri * ri;
+    }
+}
+
+template <int V>
+__global__ void __launch_bounds__(PERSIST_BLOCK)
+    k_cg_persist(const cg_persist_args a)
+{
+    __shared__ double sh[PERSIST_BLOCK / 32];
+    __shared__ shared_state<kr_cg_dev> st;
+    cg::grid_group grid = cg::this_grid();
+    kr_cg_dev *s = st.get();
+    state_load(&st, a.s);
+    const double *zk = a.d ? a.z : a.r;
+    double *part = a.part;
+    const unsigned nb = gridDim.x;
+    for (int it = 0; it < a.iters && !s->h.stop; it++) {
+        double pq = block_total(cg_dir_spmv<V>(a, zk, s->beta), sh);
+        if (threadIdx.x == 0) part[blockIdx.x] = pq;
+        grid.sync();
+        pq = grid_total(part, sh);
+        if (threadIdx.x == 0) kr_cg_dev_alpha(s, pq);
+        __syncthreads();
+        if (s->h.stop) break;
+        double rz = 0.0, rr = 0.0;
+        cg_update_rows(a, s->alpha, &rz, &rr);
+        rz = block_total(rz, sh);
+        rr = block_total(rr, sh);
+        if (threadIdx.x == 0) {
+            part[nb + blockIdx.x] = rz;
+            part[2 * nb + blockIdx.x] = rr;
+        }
+        grid.sync();
+        rz = grid_total(part + nb, sh);
+        rr = grid_total(part + 2 * nb, sh);
+        if (threadIdx.x == 0) kr_cg_dev_update(s, rz, rr);
+        __syncthreads();
+    }
+    state_store(&st, a.s);
+}
+
+static const void *cg_kernel(int v)
+{
+    switch (v) {
+    case 2: return (const void *)k_cg_persist<2>;
+    case 4: return (const void *)k_cg_persist<4>;
+    case 8: return (const void *)k_cg_persist<8>;
+    case 16: return (const void *)k_cg_persist<16>;
+    default: return (const void *)k_cg_persist<32>;
+    }
+}
+
+extern "C" kr_status kr_cuda_cg_persist(kr_ctx *ctx, const kr_csr_view *A,
+                                        int32_t longest, int iters,
+                                        const double *d, double *x, double *r,
+                                        double *z, double *p, double *pn,
+                                        double *q, kr_cg_dev *s)
+{
+    kr_cuda_state *st = kr_cuda(ctx);
+    if (iters < 1 || iters > KR_BATCH_MAX)
+        return kr_fail(ctx, KR_ERR_ARG,
+                       "cg_persist: %d iterations outside "
+                       "1..%d",
+                       iters, KR_BATCH_MAX);
+    const int v = lanes_per_row(A, longest);
+    const void *kernel = cg_kernel(v);
+    int nb = 1;
+    KR_TRY(persist_blocks(ctx, "cg_persist", kernel, 3, (int64_t)A->nrows * v,
+                          &nb));
+    cg_persist_args a = {
+        *A, d, x, r, z, p, pn, q, s, st->d_scratch + KR_MAX_DOTS, iters};
+    void *args[] = {&a};
+    KR_CUDA_TRY(ctx, cudaLaunchCooperativeKernel(kernel, nb, PERSIST_BLOCK,
+                                                 args, 0, st->stream));
+    return KR_OK;
+}
+
+extern "C" int kr_cuda_persist_kernels(const void **out, int max)
+{
+    const void *all[] = {cg_kernel(2), cg_kernel(4), cg_kernel(8),
+                         cg_kernel(16), cg_kernel(32)};
+    int n = (int)(sizeof all / sizeof *all);
+    for (int i = 0; i < n && i < max; i++)
+        out[i] = all[i];
+    return n < max ? n : max;
+}
