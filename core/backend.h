@@ -55,6 +55,13 @@ static inline KR_HOST_DEVICE double kr_hash_uniform(uint64_t seed, int64_t i)
  * runs its batches as one launch each; above, an iteration's launches
  * cost less than its memory traffic. */
 #define KR_PERSIST_MAX_ROWS (1 << 18)
+/* ... and whose longest row has at most this many times the mean row's
+ * entries: a warp of the persistent SpMV waits for its longest row, where
+ * the formats spread long rows. Measured on an H100 (CG + Jacobi):
+ * memplus (longest 81 x the mean) 17.8 us an iteration per launch, 32
+ * persistent; bcsstk38 (14 x) 16.8 both ways; the matrices of 1.3-3.9 x
+ * 15-20% faster persistent. */
+#define KR_PERSIST_MAX_SKEW 8
 
 /* Why a device-side iteration stopped (kr_dev_head.stop). */
 enum {
@@ -498,13 +505,11 @@ typedef struct kr_backend_ops {
     /* cg_persist: `iters` (1..KR_BATCH_MAX) of the fused iteration that
      * cg_dir_apply and cg_update_keep make (pn = zk + beta p, q = A pn,
      * then the update keeping p = pn; zk is z with d, else r) in one
-     * launch, A read through its CSR view (`longest`: its longest row's
-     * entries); stops where those would.
-     * GPU only (core/cuda_persist.cu), for n <= KR_PERSIST_MAX_ROWS. */
-    kr_status (*cg_persist)(kr_ctx *ctx, const kr_csr_view *A, int32_t longest,
-                            int iters, const double *d, double *x, double *r,
-                            double *z, double *p, double *pn, double *q,
-                            kr_cg_dev *s);
+     * launch, A read through its CSR view; stops where those would.
+     * GPU only (core/cuda_persist_cg.cu), n <= KR_PERSIST_MAX_ROWS. */
+    kr_status (*cg_persist)(kr_ctx *ctx, const kr_csr_view *A, int iters,
+                            const double *d, double *x, double *r, double *z,
+                            double *p, double *pn, double *q, kr_cg_dev *s);
     /* gemv_t and gemv_n with h in backend memory (no host round trip) */
     kr_status (*gemv_t_dev)(kr_ctx *ctx, int32_t n, int k, const double *V,
                             int64_t ld, const double *w, double *h);

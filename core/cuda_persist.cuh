@@ -88,10 +88,40 @@ static __device__ void state_store(const shared_state<T> *c, T *g)
         dst[i] = c->d[i];
 }
 
+/* Part of sum_k A_ik x(c_k) over entries k = first, first + STEP, ... <
+ * hi of a row, x(c) = gather(c): UNROLL entries at a time, their loads
+ * issued before the sums (which stay in the order k, k + STEP, ...), so a
+ * long row waits for a quarter of the dependent loads. */
+template <int STEP, typename Gather>
+static __device__ __forceinline__ double
+row_part(const kr_csr_view &A, int32_t first, int32_t hi, Gather gather)
+{
+    double acc = 0.0;
+    for (int32_t k = first; k < hi; k += UNROLL * STEP) {
+        int32_t c[UNROLL];
+        double v[UNROLL], g[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++) {
+            const int32_t ku = k + u * STEP;
+            c[u] = ku < hi ? __ldg(A.colind + ku) : -1;
+            v[u] = ku < hi ? __ldg(A.val + ku) : 0.0;
+        }
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++)
+            g[u] = c[u] < 0 ? 0.0 : gather(c[u]);
+#pragma unroll
+        for (int u = 0; u < UNROLL; u++)
+            if (c[u] >= 0) acc += v[u] * g[u];
+    }
+    return acc;
+}
+
 /* y_i = sum_k A_ik x(c_k) for every row i, x(c) = gather(c), handed to
- * finish(i, y_i) in lane 0 of the row's sub-warp; the rows go to
- * sub-warps of V lanes, a warp's 32 / V rows at a time, so the loop's
- * bounds are the same for the whole warp (its shuffles need every lane). */
+ * finish(i, y_i) in lane 0 of the row's sub-warp. Rows go to sub-warps of
+ * V lanes, a warp's 32 / V rows at a time, so the loop's bounds are the
+ * same for the whole warp (its shuffles need every lane). A warp waits
+ * for its longest row, so the callers keep to matrices whose longest row
+ * is a few times the mean (kr_persist_rows_ok). */
 template <int V, typename Gather, typename Finish>
 static __device__ void csr_rows(const kr_csr_view &A, Gather gather,
                                 Finish finish)
@@ -103,44 +133,24 @@ static __device__ void csr_rows(const kr_csr_view &A, Gather gather,
     for (int64_t base = warp * rows_per_warp; base < A.nrows;
          base += warps * rows_per_warp) {
         const int64_t i = base + sub;
-        double acc = 0.0;
+        int32_t lo = 0, hi = 0;
         if (i < A.nrows) {
-            const int32_t lo = __ldg(A.rowptr + i),
-                          hi = __ldg(A.rowptr + i + 1);
-            /* UNROLL entries a lane at a time, their loads issued before
-             * the sums (the order of the sums stays k, k + V, ...): a long
-             * row waits for a quarter of the dependent loads */
-            for (int32_t k = lo + lane; k < hi; k += UNROLL * V) {
-                int32_t c[UNROLL];
-                double v[UNROLL], g[UNROLL];
-#pragma unroll
-                for (int u = 0; u < UNROLL; u++) {
-                    const int32_t ku = k + u * V;
-                    c[u] = ku < hi ? __ldg(A.colind + ku) : -1;
-                    v[u] = ku < hi ? __ldg(A.val + ku) : 0.0;
-                }
-#pragma unroll
-                for (int u = 0; u < UNROLL; u++)
-                    g[u] = c[u] < 0 ? 0.0 : gather(c[u]);
-#pragma unroll
-                for (int u = 0; u < UNROLL; u++)
-                    if (c[u] >= 0) acc += v[u] * g[u];
-            }
+            lo = __ldg(A.rowptr + i);
+            hi = __ldg(A.rowptr + i + 1);
         }
+        double acc = row_part<V>(A, lo + lane, hi, gather);
         for (int off = V / 2; off > 0; off /= 2)
             acc += __shfl_down_sync(~0u, acc, off, V);
         if (lane == 0 && i < A.nrows) finish(i, acc);
     }
 }
 
-/* Lanes per row: about the mean row length, and enough that the longest
- * row takes at most 8 steps of UNROLL entries a lane (a skewed matrix
- * otherwise waits for its longest row at every SpMV); 2 to 32. */
-static inline int lanes_per_row(const kr_csr_view *A, int32_t longest)
+/* Lanes per row: about the mean row length, 2 to 32. */
+static inline int lanes_per_row(const kr_csr_view *A)
 {
     double mean = A->nrows ? (double)A->nnz / A->nrows : 0.0;
     int v = 2;
-    while (v < 32 && (2 * v <= mean || 8 * UNROLL * v < longest))
+    while (v < 32 && 2 * v <= mean)
         v *= 2;
     return v;
 }

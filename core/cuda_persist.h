@@ -10,10 +10,9 @@ extern "C" {
 #endif
 
 /* kr_backend_ops.cg_persist */
-kr_status kr_cuda_cg_persist(kr_ctx *ctx, const kr_csr_view *A, int32_t longest,
-                             int iters, const double *d, double *x, double *r,
-                             double *z, double *p, double *pn, double *q,
-                             kr_cg_dev *s);
+kr_status kr_cuda_cg_persist(kr_ctx *ctx, const kr_csr_view *A, int iters,
+                             const double *d, double *x, double *r, double *z,
+                             double *p, double *pn, double *q, kr_cg_dev *s);
 /* The persistent kernels, for the context's warm-up: up to max into out;
  * returns how many. */
 int kr_cuda_persist_kernels(const void **out, int max);

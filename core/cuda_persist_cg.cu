@@ -110,10 +110,9 @@ static const void *cg_kernel(int v)
 }
 
 extern "C" kr_status kr_cuda_cg_persist(kr_ctx *ctx, const kr_csr_view *A,
-                                        int32_t longest, int iters,
-                                        const double *d, double *x, double *r,
-                                        double *z, double *p, double *pn,
-                                        double *q, kr_cg_dev *s)
+                                        int iters, const double *d, double *x,
+                                        double *r, double *z, double *p,
+                                        double *pn, double *q, kr_cg_dev *s)
 {
     kr_cuda_state *st = kr_cuda(ctx);
     if (iters < 1 || iters > KR_BATCH_MAX)
@@ -121,7 +120,7 @@ extern "C" kr_status kr_cuda_cg_persist(kr_ctx *ctx, const kr_csr_view *A,
                        "cg_persist: %d iterations outside "
                        "1..%d",
                        iters, KR_BATCH_MAX);
-    const int v = lanes_per_row(A, longest);
+    const int v = lanes_per_row(A);
     const void *kernel = cg_kernel(v);
     int nb = 1;
     KR_TRY(persist_blocks(ctx, "cg_persist", kernel, 3, (int64_t)A->nrows * v,

@@ -27,6 +27,17 @@ int kr_dev_batch_cap(int usual)
     return cap >= 1 && cap <= KR_BATCH_MAX ? cap : usual;
 }
 
+int kr_dev_persists(const kr_solve_args *a, kr_csr_view *csr)
+{
+    const kr_matrix *A = a->A;
+    if (kr_env_off("KRYLOV_PERSIST") || a->n > KR_PERSIST_MAX_ROWS ||
+        kr_matrix_is_user(A) || A->longest_row < 0 || A->nrows < 1)
+        return 0;
+    double mean = (double)A->nnz / A->nrows;
+    return A->longest_row <= KR_PERSIST_MAX_SKEW * mean &&
+           kr_matrix_backend_csr(A, csr);
+}
+
 void kr_dev_head_init(const kr_solve_args *a, kr_dev_head *h)
 {
     const kr_solve_options *o = a->opt;

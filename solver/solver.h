@@ -157,6 +157,13 @@ typedef struct kr_dev_loop {
 
 #define KR_DEV_MAX_PERIOD 32
 
+/* Whether a method's device batches may run as one persistent launch each
+ * (the backend's *_persist ops): a small system (KR_PERSIST_MAX_ROWS),
+ * rows of similar lengths (KR_PERSIST_MAX_SKEW), A's CSR in backend
+ * memory, into *csr. KRYLOV_PERSIST=0 turns it off, for the tests and
+ * benchmarks that compare. The method checks that its op exists. */
+int kr_dev_persists(const kr_solve_args *a, kr_csr_view *csr);
+
 /* The thresholds of kr_solver_check as the device tests them (the same
  * products, so the same doubles); a->r0norm must be set. */
 void kr_dev_head_init(const kr_solve_args *a, kr_dev_head *h);

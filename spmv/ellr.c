@@ -4,6 +4,7 @@
  * own order (j = 0, 1, ...), the same order as the plain CSR loop. */
 #include "spmv/ellr.h"
 
+#include "core/csr.h"
 #include "core/error.h"
 #include "spmv/format.h"
 
@@ -16,16 +17,6 @@
 static int build_threads(const kr_ctx *ctx, int64_t work)
 {
     return work < 200000 ? 1 : kr_ctx_threads(ctx);
-}
-
-static int32_t longest_row(const kr_csr *A)
-{
-    int32_t K = 0;
-    for (int32_t i = 0; i < A->nrows; i++) {
-        int32_t len = A->rowptr[i + 1] - A->rowptr[i];
-        if (len > K) K = len;
-    }
-    return K;
 }
 
 /* Copies the rows into the column-major arrays (padding stays 0). */
@@ -60,7 +51,7 @@ kr_status kr_ellr_check_padding(kr_ctx *ctx, int32_t nrows, int32_t K,
 kr_status kr_ellr_host_build(kr_ctx *ctx, const kr_csr *A, kr_ellr_host *E)
 {
     memset(E, 0, sizeof *E);
-    const int32_t K = longest_row(A);
+    const int32_t K = kr_csr_longest_row(A);
     const int64_t padded = (int64_t)A->nrows * K;
     KR_TRY(kr_ellr_check_padding(ctx, A->nrows, K, A->nnz));
     E->nrows = A->nrows;

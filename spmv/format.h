@@ -144,8 +144,8 @@ struct kr_matrix {
     char permute_reason[512]; /* permute "auto": the model's path; else "" */
     char format_reason[600];  /* format "auto" picked by the model; else "" */
     /* The longest row's entries where the persistent ops may run
-     * (nrows <= KR_PERSIST_MAX_ROWS; they size their lanes by it), else
-     * -1: unknown. */
+     * (nrows <= KR_PERSIST_MAX_ROWS: they need rows of similar lengths,
+     * kr_dev_persists), else -1: unknown. */
     int32_t longest_row;
 };
 

@@ -35,16 +35,6 @@ static kr_status pick_ops(kr_ctx *ctx, const char *format,
     return KR_OK;
 }
 
-static int32_t longest_row(const kr_csr *A)
-{
-    int32_t most = 0;
-    for (int32_t i = 0; i < A->nrows; i++) {
-        int32_t len = A->rowptr[i + 1] - A->rowptr[i];
-        if (len > most) most = len;
-    }
-    return most;
-}
-
 /* KR_BUILD_DEVICE (or KR_BUILD_AUTO from KR_BUILD_AUTO_MIN_NNZ nonzeros)
  * on a GPU context, for a format with a device build. */
 static int builds_on_device(const kr_matrix *M, const kr_csr *A)
@@ -233,7 +223,8 @@ kr_status kr_matrix_create_opts(kr_ctx *ctx, const kr_csr *A,
     M->nrows = A->nrows;
     M->ncols = A->ncols;
     M->nnz = A->nnz;
-    M->longest_row = A->nrows <= KR_PERSIST_MAX_ROWS ? longest_row(A) : -1;
+    M->longest_row =
+        A->nrows <= KR_PERSIST_MAX_ROWS ? kr_csr_longest_row(A) : -1;
     /* a host pass over the pattern costs a device build more than its
      * kernels: its fingerprint waits for kr_matrix_update_values */
     M->pattern_later = M->dev.rowptr != NULL;
