@@ -225,8 +225,8 @@ static void cg_iter_model(const kr_solve_options *o, int32_t n, kr_pc_kind pc,
         m->vectors = 2 + (jac ? 8 : 6) + 3;
         snprintf(m->text, sizeof m->text,
                  "cg: 1 SpMV (q = A p), %d vector passes: dot p.q 2, fused "
-                 "update %s, axpby p = z + b p 3 (a format's fused step, "
-                 "PELLR's on the GPU, moves 2 fewer)",
+                 "update %s, axpby p = z + b p 3 (the fused step, PELLR's "
+                 "or the persistent batches' on the GPU, moves 2 fewer)",
                  (int)m->vectors,
                  jac ? "x += a p, r -= a q, z = d .* r with r.z and r.r 8"
                      : "x += a p, r -= a q with r.r 6");
