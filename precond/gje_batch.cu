@@ -919,34 +919,33 @@ static kr_status cu_pattern_flags(kr_ctx *ctx, const kr_gje_csr *A,
 
 /* ---- several right-hand sides (issue 19) ----
  * Z = blockdiag(inv) R over k columns, R and Z row-major (nrows x k): one
- * thread per entry (row i, column c), finding row i's block by binary
- * search in starts, then z(i, c) = sum_j inv_b(i - s, j) r(s + j, c) in
- * column order, as the CPU's apply sums one column. Simple, not tuned:
- * each thread reads its block row of the inverse with a stride of kb. */
+ * warp per block, its lanes over the block's kb x k entries (row r,
+ * column c), z(s + r, c) = sum_j inv_b(r, j) r(s + j, c) in column order,
+ * as the CPU's apply sums one column. A block's inverse and its slab of R
+ * are read once for all k columns (lanes of one row share each inverse
+ * entry), its slab of Z written in one contiguous run. The first version,
+ * a thread per entry that found its block by binary search, read the
+ * inverse once per column. */
 __global__ void k_gje_apply_multi(const int32_t *__restrict__ starts,
                                   const int64_t *__restrict__ offs, int32_t nb,
-                                  int64_t nk, int k,
-                                  const double *__restrict__ inv,
+                                  int k, const double *__restrict__ inv,
                                   const double *__restrict__ R, double *Z)
 {
-    for (int64_t e = blockIdx.x * (int64_t)blockDim.x + threadIdx.x; e < nk;
-         e += (int64_t)gridDim.x * blockDim.x) {
-        int32_t i = (int32_t)(e / k);
-        int c = (int)(e % k);
-        int32_t lo = 0, hi = nb; /* the block b with starts[b] <= i */
-        while (hi - lo > 1) {
-            int32_t mid = (lo + hi) / 2;
-            if (starts[mid] <= i)
-                lo = mid;
-            else
-                hi = mid;
+    const int lane = threadIdx.x % 32;
+    const int64_t warps = (int64_t)gridDim.x * blockDim.x / 32;
+    for (int64_t b = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+         b < nb; b += warps) {
+        const int32_t s = starts[b], kb = starts[b + 1] - s;
+        const double *D = inv + offs[b];
+        const double *Rs = R + (int64_t)s * k;
+        double *Zs = Z + (int64_t)s * k;
+        for (int e = lane; e < kb * k; e += 32) {
+            const int r = e / k, c = e % k;
+            double acc = 0.0;
+            for (int32_t j = 0; j < kb; j++)
+                acc += D[(int64_t)j * kb + r] * Rs[(int64_t)j * k + c];
+            Zs[e] = acc;
         }
-        int32_t s = starts[lo], kb = starts[lo + 1] - s, r = i - s;
-        const double *D = inv + offs[lo];
-        double acc = 0.0;
-        for (int32_t j = 0; j < kb; j++)
-            acc += D[(int64_t)j * kb + r] * R[(int64_t)(s + j) * k + c];
-        Z[e] = acc;
     }
 }
 
@@ -955,9 +954,10 @@ static kr_status cu_apply_multi(kr_ctx *ctx, const kr_gje_batch *bb,
                                 double *Z)
 {
     if (bb->nb == 0) return KR_OK;
-    int64_t nk = bb->nrows * (int64_t)k;
-    k_gje_apply_multi<<<kr_grid(nk, 256), 256, 0, kr_cuda(ctx)->stream>>>(
-        bb->starts, bb->offs, bb->nb, nk, k, inv, R, Z);
+    const int threads = 256;
+    k_gje_apply_multi<<<kr_grid((int64_t)bb->nb * 32, threads), threads, 0,
+                        kr_cuda(ctx)->stream>>>(bb->starts, bb->offs, bb->nb, k,
+                                                inv, R, Z);
     KR_LAUNCH_CHECK(ctx);
     return KR_OK;
 }
