@@ -383,6 +383,27 @@ START_TEST(cg_persist_matches)
 }
 END_TEST
 
+/* `method` with Jacobi stops at each of the `count` maxits[] with the
+ * persistent batches (the default) and the launches per step
+ * (KRYLOV_PERSIST=0) alike: that iteration, KR_DIVERGED_ITS, the same x
+ * within 1e-8 (not bit for bit: the sums differ). */
+static void persist_maxits(kr_ctx *g, const kr_csr *A, const double *b,
+                           const char *method, const int *maxits, int count)
+{
+    for (int k = 0; k < count; k++) {
+        run r, u;
+        method_run_env(g, A, b, method, 0, "jacobi", maxits[k], NULL, NULL, &r);
+        method_run_env(g, A, b, method, 0, "jacobi", maxits[k],
+                       "KRYLOV_PERSIST", "0", &u);
+        ck_assert_int_eq(r.res.iterations, maxits[k]);
+        ck_assert_int_eq(r.res.reason, KR_DIVERGED_ITS);
+        ck_assert_int_eq(u.res.reason, KR_DIVERGED_ITS);
+        ck_assert(kt_rel_diff(A->nrows, r.x, u.x) < 1e-8);
+        free(r.x);
+        free(u.x);
+    }
+}
+
 /* The persistent batches stop where the launches per step do: at maxit
  * inside a batch (the same x bit for bit is not asked: the sums differ),
  * and at p.q <= 0 on an indefinite matrix (diagonal +1, -1, ...), with the
@@ -397,17 +418,7 @@ START_TEST(cg_persist_stops)
     printf("cg_persist_stops: seed %llu\n", (unsigned long long)seed);
     double *b = kt_rand_vector(A.nrows, &seed);
     const int maxits[] = {1, 7, 64, 65, 100};
-    for (int k = 0; k < 5; k++) {
-        run r, u;
-        cg_run_env(g, &A, b, "jacobi", maxits[k], NULL, NULL, &r);
-        cg_run_env(g, &A, b, "jacobi", maxits[k], "KRYLOV_PERSIST", "0", &u);
-        ck_assert_int_eq(r.res.iterations, maxits[k]);
-        ck_assert_int_eq(r.res.reason, KR_DIVERGED_ITS);
-        ck_assert_int_eq(u.res.reason, KR_DIVERGED_ITS);
-        ck_assert(kt_rel_diff(A.nrows, r.x, u.x) < 1e-8);
-        free(r.x);
-        free(u.x);
-    }
+    persist_maxits(g, &A, b, "cg", maxits, 5);
     kr_csr_free(&A);
     int32_t n = 300;
     ck_assert_int_eq(kr_csr_alloc(g, n, n, n, &A), KR_OK);
@@ -699,10 +710,9 @@ END_TEST
 
 /* GMRES's persistent batches stop where the launches per step do: at
  * maxit inside the first cycle, at its end, inside the next and the
- * fourth (x within 1e-8 of theirs, not bit for bit: the sums differ);
- * and on diag(1, 2, 3, ...) without a preconditioner, where the third
- * step's estimate ends the solve inside the batch, with the same reason
- * and iteration as those and the CPU. */
+ * fourth (persist_maxits); and on diag(1, 2, 3, ...) without a preconditioner,
+ * where the third step's estimate ends the solve inside the batch, with the
+ * same reason and iteration as those and the CPU. */
 START_TEST(gmres_persist_stops)
 {
     kr_ctx *g = kt_gpu_or_skip("gmres_persist_stops");
@@ -713,20 +723,8 @@ START_TEST(gmres_persist_stops)
     uint64_t seed = (uint64_t)kr_wtime();
     printf("gmres_persist_stops: seed %llu\n", (unsigned long long)seed);
     double *b = kt_rand_vector(A.nrows, &seed);
-    const int maxits[] = {1, 7, 30, 31, 47, 100};
-    for (int k = 0; k < 6; k++) {
-        run r, u;
-        method_run_env(g, &A, b, "gmres", 30, "jacobi", maxits[k], NULL, NULL,
-                       &r);
-        method_run_env(g, &A, b, "gmres", 30, "jacobi", maxits[k],
-                       "KRYLOV_PERSIST", "0", &u);
-        ck_assert_int_eq(r.res.iterations, maxits[k]);
-        ck_assert_int_eq(r.res.reason, KR_DIVERGED_ITS);
-        ck_assert_int_eq(u.res.reason, KR_DIVERGED_ITS);
-        ck_assert(kt_rel_diff(A.nrows, r.x, u.x) < 1e-8);
-        free(r.x);
-        free(u.x);
-    }
+    const int maxits[] = {1, 7, 30, 31, 47, 100}; /* restart 30 */
+    persist_maxits(g, &A, b, "gmres", maxits, 6);
     kr_csr_free(&A);
     free(b);
     three_eigenvalues(c, 5000, &A);
