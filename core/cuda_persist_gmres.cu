@@ -83,6 +83,11 @@ static __device__ void col_totals(const double *part, int k, double *out)
     __syncthreads();
 }
 
+/* Columns of V a row's update loads before it sums them: each round is a
+ * trip to L2. 16 took the kernel to 63 registers, at the edge of the 64
+ * a thread that two blocks of PERSIST_BLOCK an SM allow; 8 keeps 58. */
+#define GM_LOADS 8
+
 /* w_i -= sum_l V_il h_l for the block's rows, added as k_gm_pass adds
  * them (the coefficients -h_l, then w_i plus the sum); returns the
  * thread's share of w.w. */
@@ -92,13 +97,13 @@ static __device__ double subtract_cols(const double *V, int64_t n, int k,
     double ww = 0.0;
     block_rows(n, chunk, [&](int64_t i) {
         double acc = 0.0;
-        for (int l0 = 0; l0 < k; l0 += UNROLL) { /* the loads, then the sums */
-            double vl[UNROLL];
+        for (int l0 = 0; l0 < k; l0 += GM_LOADS) {
+            double vl[GM_LOADS];
 #pragma unroll
-            for (int u = 0; u < UNROLL; u++)
+            for (int u = 0; u < GM_LOADS; u++)
                 vl[u] = l0 + u < k ? __ldcg(V + (int64_t)(l0 + u) * n + i) : 0;
 #pragma unroll
-            for (int u = 0; u < UNROLL; u++)
+            for (int u = 0; u < GM_LOADS; u++)
                 if (l0 + u < k) acc += vl[u] * -h[l0 + u];
         }
         const double wi = __ldcg(w + i) + acc;
