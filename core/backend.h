@@ -208,6 +208,12 @@ typedef struct kr_gm_dev {
  * space already built (round-off level after two orthogonalisations). */
 #define KR_GM_HAPPY_TOL 1e-14
 
+/* The doubles of the largest state, kr_gm_dev_bytes(KR_GM_DEV_MAX_M) / 8,
+ * as a constant: the GPU's copies of it in shared memory are this size. */
+#define KR_GM_DEV_MAX_DOUBLES                                                  \
+    (sizeof(kr_gm_dev) / sizeof(double) +                                      \
+     (KR_GM_DEV_MAX_M + 1) * KR_GM_DEV_MAX_M + 4 * KR_GM_DEV_MAX_M + 2)
+
 static inline KR_HOST_DEVICE size_t kr_gm_dev_bytes(int m)
 {
     size_t mm = (size_t)m;
@@ -526,6 +532,20 @@ typedef struct kr_backend_ops {
     kr_status (*gm_update_step)(kr_ctx *ctx, int32_t n, int k, const double *V,
                                 int64_t ld, const double *h, double *w,
                                 kr_gm_dev *s);
+    /* gm_persist: `steps` (1..KR_BATCH_MAX, at most m - s->j) Arnoldi
+     * steps of the fused device path (solver/gmres.c) in one launch: step
+     * j = s->j takes u, step j - 1's unscaled vector (t for even j, else
+     * z), writes v_j = s->inv u into V's column j and w = A (d .* v_j) (d
+     * NULL: A v_j) into the other of t and z, then h = V^T w, w -= V h,
+     * h2 = V^T w, w -= V h2 and kr_gm_dev_step(s, w.w), as the fused
+     * step, gemv_nt_dev and gm_update_step do (the sums in another
+     * order); stops where those would. A is read through its CSR view;
+     * V has n rows, m + 1
+     * columns; m = s->m <= KR_GM_DEV_MAX_M.
+     * GPU only (core/cuda_persist_gmres.cu), for n <= KR_PERSIST_MAX_ROWS. */
+    kr_status (*gm_persist)(kr_ctx *ctx, const kr_csr_view *A, int m, int steps,
+                            const double *d, double *V, double *t, double *z,
+                            kr_gm_dev *s);
     /* gm_step: kr_gm_dev_step(s, v.v); gm_scale: v = s->inv * v (as
      * axpby(inv, v, 0, v)) */
     kr_status (*gm_step)(kr_ctx *ctx, int32_t n, const double *v, kr_gm_dev *s);

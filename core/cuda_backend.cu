@@ -1239,11 +1239,6 @@ static kr_status cu_gemv_n_dev(kr_ctx *ctx, int32_t n, int k, const double *V,
 static_assert(sizeof(kr_gm_dev) % sizeof(double) == 0,
               "gm_step_in_shared copies kr_gm_dev a double at a time");
 
-/* The doubles of the largest GMRES state (kr_gm_dev_bytes(32)) */
-#define GM_DEV_MAX_DOUBLES                                                     \
-    (sizeof(kr_gm_dev) / sizeof(double) +                                      \
-     (KR_GM_DEV_MAX_M + 1) * KR_GM_DEV_MAX_M + 4 * KR_GM_DEV_MAX_M + 2)
-
 /* to[off, off + len) = from[off, off + len), by the whole block */
 static __device__ __forceinline__ void gm_copy(double *to, const double *from,
                                                size_t off, int len)
@@ -1259,7 +1254,7 @@ static __device__ __forceinline__ void gm_copy(double *to, const double *from,
  * behind the stores before it. Every thread of the last block calls it. */
 static __device__ void gm_step_in_shared(kr_gm_dev *s, double vv)
 {
-    __shared__ double copy[GM_DEV_MAX_DOUBLES];
+    __shared__ double copy[KR_GM_DEV_MAX_DOUBLES];
     const size_t head = sizeof(kr_gm_dev) / sizeof(double);
     double *g = (double *)s;
     __syncthreads(); /* the ticket's reset by thread 0 is seen */
@@ -1950,6 +1945,7 @@ static kr_backend_ops make_ops(void)
     o.cg_direction = cu_cg_direction;
     o.cg_update_keep = cu_cg_update_keep;
     o.cg_persist = kr_cuda_cg_persist;
+    o.gm_persist = kr_cuda_gm_persist;
     o.cg_step = cu_cg_step;
     o.gemv_t_dev = cu_gemv_t_dev1;
     o.gemv_n_dev = cu_gemv_n_dev;

@@ -119,7 +119,10 @@ row_part(const kr_csr_view &A, int32_t first, int32_t hi, Gather gather)
 /* y_i = sum_k A_ik x(c_k) for every row i, x(c) = gather(c), handed to
  * finish(i, y_i) in lane 0 of the row's sub-warp. Rows go to sub-warps of
  * V lanes, a warp's 32 / V rows at a time, so the loop's bounds are the
- * same for the whole warp (its shuffles need every lane). A warp waits
+ * same for the whole warp (its shuffles need every lane): block b takes
+ * the chunks of PERSIST_BLOCK / V rows numbered b, b + gridDim.x, ...,
+ * which GMRES's kernel relies on to keep its rows' vector entries in one
+ * block (core/cuda_persist_gmres.cu). A warp waits
  * for its longest row, so the callers keep to matrices whose longest row
  * is a few times the mean (kr_persist_rows_ok). */
 template <int V, typename Gather, typename Finish>

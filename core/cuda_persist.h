@@ -1,4 +1,4 @@
-/* The persistent ops of the CUDA backend (core/cuda_persist.cu), which
+/* The persistent ops of the CUDA backend (core/cuda_persist_*.cu), which
  * core/cuda_backend.cu puts in its ops table. */
 #ifndef KR_CORE_CUDA_PERSIST_H
 #define KR_CORE_CUDA_PERSIST_H
@@ -13,6 +13,12 @@ extern "C" {
 kr_status kr_cuda_cg_persist(kr_ctx *ctx, const kr_csr_view *A, int iters,
                              const double *d, double *x, double *r, double *z,
                              double *p, double *pn, double *q, kr_cg_dev *s);
+/* kr_backend_ops.gm_persist (core/cuda_persist_gmres.cu) */
+kr_status kr_cuda_gm_persist(kr_ctx *ctx, const kr_csr_view *A, int m,
+                             int steps, const double *d, double *V, double *t,
+                             double *z, kr_gm_dev *s);
+/* GMRES's persistent kernel for sub-warps of v lanes (2, 4, ..., 32) */
+const void *kr_cuda_gm_persist_kernel(int v);
 /* The persistent kernels, for the context's warm-up: up to max into out;
  * returns how many. */
 int kr_cuda_persist_kernels(const void **out, int max);

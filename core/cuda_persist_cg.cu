@@ -135,10 +135,11 @@ extern "C" kr_status kr_cuda_cg_persist(kr_ctx *ctx, const kr_csr_view *A,
 
 extern "C" int kr_cuda_persist_kernels(const void **out, int max)
 {
-    const void *all[] = {cg_kernel(2), cg_kernel(4), cg_kernel(8),
-                         cg_kernel(16), cg_kernel(32)};
-    int n = (int)(sizeof all / sizeof *all);
-    for (int i = 0; i < n && i < max; i++)
-        out[i] = all[i];
-    return n < max ? n : max;
+    int n = 0;
+    for (int v = 2; v <= 32; v *= 2) {
+        const void *k[] = {cg_kernel(v), kr_cuda_gm_persist_kernel(v)};
+        for (int i = 0; i < 2 && n < max; i++)
+            out[n++] = k[i];
+    }
+    return n;
 }

@@ -23,7 +23,12 @@
  * makes the first projection h = V^T w as its rows finish: three
  * launches a step instead of six. KRYLOV_GMRES_FUSED=1 leaves the
  * projection to gemv_t_dev (four launches, bit for bit the iterates of
- * the separate ops), 0 turns the fusion off; the tests compare them. */
+ * the separate ops), 0 turns the fusion off; the tests compare them.
+ * On a small system (up to KR_PERSIST_MAX_ROWS rows, A's CSR in backend
+ * memory, M diagonal) the backend's gm_persist runs those fused steps for
+ * a whole batch in one launch, grid-wide barriers in place of the
+ * launches, and every batch is a whole cycle (KRYLOV_PERSIST=0 turns it
+ * off). */
 #include "core/error.h"
 #include "solver/multi.h"
 #include "solver/solver.h"
@@ -165,7 +170,16 @@ enum gm_fusion {
     GM_SEPARATE,   /* preconditioner, SpMV, gemv_t_dev, ..., gm_scale */
     GM_FUSED,      /* gm_scale, a diagonal preconditioner and the SpMV */
     GM_FUSED_PROJ, /* those and the first projection, h = V^T w */
+    GM_PERSIST,    /* the whole step, a batch a launch (gm_persist) */
 };
+
+/* The device path of a run: how far its steps fuse, the diagonal M (d;
+ * NULL: none) of the fused ones, and A's CSR for the persistent ones. */
+typedef struct gm_path {
+    enum gm_fusion fused;
+    const double *d;
+    kr_csr_view csr;
+} gm_path;
 
 /* Steps j0 .. j0+nb-1 of a cycle on the device: what is enqueued at once. */
 typedef struct gm_batch {
@@ -174,8 +188,7 @@ typedef struct gm_batch {
     double *V, *t, *z;
     kr_gm_dev *s; /* backend memory, H etc. after it */
     int j0, nb;
-    enum gm_fusion fused; /* what the format's gm_dir_apply does */
-    const double *d;      /* fused: the diagonal preconditioner (or NULL) */
+    const gm_path *p;
 } gm_batch;
 
 /* Step j's new vector A M^-1 v_j, not yet orthogonalised: V's column j+1,
@@ -187,17 +200,17 @@ static kr_status gm_matvec(gm_batch *c, int j, double *h, double **out)
     kr_solve_args *a = c->a;
     int32_t n = a->n;
     double *vj = KR_WORK(c->V, n, j);
-    if (!c->fused) {
+    if (!c->p->fused) {
         *out = KR_WORK(c->V, n, j + 1);
         KR_TRY(kr_pc(a, vj, c->z));
         return kr_spmv(a, 1.0, c->z, 0.0, *out);
     }
     *out = j % 2 ? c->t : c->z;
     kr_gm_dir g = {.u = j % 2 ? c->z : c->t, /* step j - 1's output */
-                   .d = c->d,
+                   .d = c->p->d,
                    .v = vj,
                    .w = *out,
-                   .V = c->fused == GM_FUSED_PROJ ? c->V : NULL,
+                   .V = c->p->fused == GM_FUSED_PROJ ? c->V : NULL,
                    .k = j + 1,
                    .h = h,
                    .s = c->s};
@@ -213,14 +226,18 @@ static kr_status gm_enqueue(void *arg)
     int32_t n = a->n, m = c->w->m;
     double *H = kr_gm_dev_H(c->s), *V = c->V;
     double *h2 = H + (size_t)(m + 1) * (size_t)m + 3 * (size_t)m + 1;
+    const gm_path *p = c->p;
+    if (p->fused == GM_PERSIST)
+        return op->gm_persist(ctx, &p->csr, m, c->nb, p->d, V, c->t, c->z,
+                              c->s);
     for (int j = c->j0; j < c->j0 + c->nb; j++) {
         double *v, *h = H + (size_t)j * (size_t)(m + 1);
         KR_TRY(gm_matvec(c, j, h, &v));
-        if (c->fused != GM_FUSED_PROJ)
+        if (p->fused != GM_FUSED_PROJ)
             KR_TRY(op->gemv_t_dev(ctx, n, j + 1, V, n, v, h));
         KR_TRY(op->gemv_nt_dev(ctx, n, j + 1, V, n, h, -1.0, v, h2));
         KR_TRY(op->gm_update_step(ctx, n, j + 1, V, n, h2, v, c->s));
-        if (!c->fused) KR_TRY(op->gm_scale(ctx, n, v, c->s));
+        if (!p->fused) KR_TRY(op->gm_scale(ctx, n, v, c->s));
     }
     return KR_OK;
 }
@@ -272,12 +289,11 @@ static kr_status gm_run_batch(kr_ctx *ctx, gm_graphs *gg, int bi, gm_batch *c)
 
 /* cycle() with H, the rotations and g on the device: batches of steps,
  * one readback each, then H's first k columns and g come back for the
- * update of x on the host. The fused steps (fused, d the diagonal)
- * take r in t, and step 0 scales it into V's column 0 with
- * inv = 1 / beta. */
+ * update of x on the host. The fused steps (p->fused) take r in t, and
+ * step 0 scales it into V's column 0 with inv = 1 / beta. */
 static kr_status cycle_dev(kr_solve_args *a, kr_result *res, gm_host *w,
                            double *V, int *it, double beta, int *happy,
-                           gm_graphs *gg, enum gm_fusion fused, const double *d)
+                           gm_graphs *gg, const gm_path *p)
 {
     kr_ctx *ctx = a->ctx;
     const kr_backend_ops *op = ctx->ops;
@@ -288,12 +304,11 @@ static kr_status cycle_dev(kr_solve_args *a, kr_result *res, gm_host *w,
     memset(&hs, 0, sizeof hs);
     kr_dev_head_init(a, &hs.h);
     hs.m = m;
-    gm_batch c = {.a = a, .w = w, .V = V, .t = t, .z = z, .s = a->dstate};
+    gm_batch c = {
+        .a = a, .w = w, .V = V, .t = t, .z = z, .s = a->dstate, .p = p};
     double *dH = kr_gm_dev_H(c.s);
     double *dg = dH + (size_t)(m + 1) * (size_t)m + 2 * (size_t)m;
-    c.fused = fused;
-    c.d = d;
-    if (fused) {
+    if (p->fused) {
         hs.inv = 1.0 / beta;
     } else {
         KR_TRY(ctx->ops->axpby(ctx, n, 1.0 / beta, V, 0.0, V));
@@ -304,10 +319,13 @@ static kr_status cycle_dev(kr_solve_args *a, kr_result *res, gm_host *w,
     gg->cycle++;
     /* The first cycle's batches grow as kr_dev_loop_run's; later cycles
      * run whole (or as much as the cap allows), one readback a cycle:
-     * at most m - 1 steps that do nothing at the end of the solve. */
+     * at most m - 1 steps that do nothing at the end of the solve. A
+     * persistent batch stops with the device's test, so it runs whole
+     * from the first cycle. */
     const int cap = kr_dev_batch_cap(KR_BATCH_MAX);
     int done = 0, end = 0;
-    int batch = gg->cycle > 1 && !a->opt->monitor ? cap : 1;
+    int whole = gg->cycle > 1 || p->fused == GM_PERSIST;
+    int batch = whole && !a->opt->monitor ? cap : 1;
     for (int bi = 0; !end; bi++) {
         int left = a->opt->maxit - (a->it0 + *it);
         c.nb = batch < left ? batch : left;
@@ -327,19 +345,28 @@ static kr_status cycle_dev(kr_solve_args *a, kr_result *res, gm_host *w,
     return update_x(a, w, V, k, t, z);
 }
 
-/* How far the device steps fuse into the format's SpMV (gm_dir_apply): a
- * diagonal preconditioner (*d; NULL: none) and such a format needed. */
-static enum gm_fusion gm_fusable(const kr_solve_args *a, const double **d)
+/* How far the device steps fuse: a diagonal preconditioner (p->d; NULL:
+ * none) needed, then the persistent batches where kr_dev_persists allows, else
+ * the format's SpMV (gm_dir_apply) where it has one. */
+static void gm_fusable(const kr_solve_args *a, gm_path *p)
 {
     const kr_format_ops *f = a->A->ops;
-    const kr_precond_ops *p = a->P->ops;
+    const kr_precond_ops *pc = a->P->ops;
     const char *env = getenv("KRYLOV_GMRES_FUSED");
-    *d = NULL;
-    if (!(f->gm_dir_ok && f->gm_dir_apply && f->gm_dir_ok(a->A->impl) &&
-          p->diagonal && p->diagonal(a->P->impl, d)))
-        return GM_SEPARATE;
-    if (kr_env_off("KRYLOV_GMRES_FUSED")) return GM_SEPARATE;
-    return env && !strcmp(env, "1") ? GM_FUSED : GM_FUSED_PROJ;
+    memset(p, 0, sizeof *p);
+    if (!(pc->diagonal && pc->diagonal(a->P->impl, &p->d))) {
+        p->d = NULL;
+        return;
+    }
+    if (a->ctx->ops->gm_persist && kr_dev_persists(a, &p->csr)) {
+        p->fused = GM_PERSIST;
+        return;
+    }
+    if (!(f->gm_dir_ok && f->gm_dir_apply && f->gm_dir_ok(a->A->impl)) ||
+        kr_env_off("KRYLOV_GMRES_FUSED"))
+        p->d = NULL;
+    else
+        p->fused = env && !strcmp(env, "1") ? GM_FUSED : GM_FUSED_PROJ;
 }
 
 /* Restarts until the stopping test ends it. After a cycle the true
@@ -353,22 +380,23 @@ static kr_status iterate(kr_solve_args *a, kr_result *res, gm_host *w,
     int it = 0, happy;
     double beta;
     int dev = a->ctx->ops->gm_step && a->dstate && w->m <= KR_GM_DEV_MAX_M;
-    const double *d = NULL;
-    enum gm_fusion fused = dev ? gm_fusable(a, &d) : GM_SEPARATE;
+    gm_path p;
+    memset(&p, 0, sizeof p);
+    if (dev) gm_fusable(a, &p);
     /* the fused steps want r in t, outside V (cycle_dev) */
-    double *r = fused ? KR_WORK(V, a->n, w->m + 1) : V;
+    double *r = p.fused ? KR_WORK(V, a->n, w->m + 1) : V;
     gm_graphs gg;
     memset(&gg, 0, sizeof gg);
     /* a user's callback may do what a capture cannot; a monitor makes
-     * every batch one step */
+     * every batch one step; a persistent batch is one launch already */
     gg.on = !kr_matrix_is_user(a->A) && !kr_precond_is_user(a->P) &&
-            !a->opt->monitor;
+            !a->opt->monitor && p.fused != GM_PERSIST;
     kr_status st = KR_OK;
     KR_TRY(residual(a, r, &beta));
     res->reason = kr_solver_check(a, res, 0, beta);
     while (res->reason == KR_ITERATING) {
         if (dev)
-            st = cycle_dev(a, res, w, V, &it, beta, &happy, &gg, fused, d);
+            st = cycle_dev(a, res, w, V, &it, beta, &happy, &gg, &p);
         else
             st = cycle(a, res, w, V, &it, beta, &happy);
         if (st != KR_OK || res->reason != KR_ITERATING) break;
@@ -423,7 +451,10 @@ static size_t gmres_dstate_bytes(const kr_solve_options *o)
  * and d instead of z (+1) and writes v (+1), the scaling (-2) and the
  * diagonal preconditioner (z = d .* v, -3; none: the copy z = v, -2, and
  * no d) go, and the first projection reads w where the SpMV makes it
- * (-1; KRYLOV_GMRES_FUSED=1: 3 passes less). */
+ * (-1; KRYLOV_GMRES_FUSED=1: 3 passes less). The persistent batches
+ * (gm_persist) move those passes and read V's j + 1 columns and w once
+ * more a step (w -= V h and h2 = V^T w after it are separate sweeps),
+ * from L2 on the systems small enough to take them. */
 static double gmres_cycle_passes(int k)
 {
     return 2.0 * k * (k - 1) + 13.0 * k + 10 + (k > 1 ? k + 1 : 0);

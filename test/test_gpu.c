@@ -260,11 +260,13 @@ START_TEST(cg_fused_step)
 }
 END_TEST
 
-/* A CG run through kr_solve with maxit and the environment knob `env`
- * set to `val` (NULL: unset) around it. */
-static void cg_run_env(kr_ctx *ctx, const kr_csr *A, const double *b,
-                       const char *pc, int maxit, const char *env,
-                       const char *val, run *out)
+/* A run of `method` (GMRES: with `restart`, 0 the default) through
+ * kr_solve on CSR with maxit and the environment knob `env` set to `val`
+ * (NULL: unset) around it. */
+static void method_run_env(kr_ctx *ctx, const kr_csr *A, const double *b,
+                           const char *method, int restart, const char *pc,
+                           int maxit, const char *env, const char *val,
+                           run *out)
 {
     kr_matrix *M;
     kr_precond *P;
@@ -276,7 +278,8 @@ static void cg_run_env(kr_ctx *ctx, const kr_csr *A, const double *b,
     kr_vec_upload(vb, b);
     kr_solve_options o;
     kr_solve_options_default(&o);
-    o.method = "cg";
+    o.method = method;
+    if (restart) o.restart = restart;
     o.maxit = maxit;
     if (val) setenv(env, val, 1);
     kr_status st = kr_solve(ctx, M, P, vb, vx, &o, &out->res);
@@ -288,6 +291,13 @@ static void cg_run_env(kr_ctx *ctx, const kr_csr *A, const double *b,
     kr_vec_destroy(vx);
     kr_matrix_destroy(M);
     kr_precond_destroy(P);
+}
+
+static void cg_run_env(kr_ctx *ctx, const kr_csr *A, const double *b,
+                       const char *pc, int maxit, const char *env,
+                       const char *val, run *out)
+{
+    method_run_env(ctx, A, b, "cg", 0, pc, maxit, env, val, out);
 }
 
 /* The persistent batches (cg_persist: one cooperative launch a batch, CSR
@@ -392,6 +402,27 @@ START_TEST(cg_persist_skips_skewed)
 }
 END_TEST
 
+/* `method` with Jacobi stops at each of the `count` maxits[] with the
+ * persistent batches (the default) and the launches per step
+ * (KRYLOV_PERSIST=0) alike: that iteration, KR_DIVERGED_ITS, the same x
+ * within 1e-8 (not bit for bit: the sums differ). */
+static void persist_maxits(kr_ctx *g, const kr_csr *A, const double *b,
+                           const char *method, const int *maxits, int count)
+{
+    for (int k = 0; k < count; k++) {
+        run r, u;
+        method_run_env(g, A, b, method, 0, "jacobi", maxits[k], NULL, NULL, &r);
+        method_run_env(g, A, b, method, 0, "jacobi", maxits[k],
+                       "KRYLOV_PERSIST", "0", &u);
+        ck_assert_int_eq(r.res.iterations, maxits[k]);
+        ck_assert_int_eq(r.res.reason, KR_DIVERGED_ITS);
+        ck_assert_int_eq(u.res.reason, KR_DIVERGED_ITS);
+        ck_assert(kt_rel_diff(A->nrows, r.x, u.x) < 1e-8);
+        free(r.x);
+        free(u.x);
+    }
+}
+
 /* The persistent batches stop where the launches per step do: at maxit
  * inside a batch (the same x bit for bit is not asked: the sums differ),
  * and at p.q <= 0 on an indefinite matrix (diagonal +1, -1, ...), with the
@@ -406,17 +437,7 @@ START_TEST(cg_persist_stops)
     printf("cg_persist_stops: seed %llu\n", (unsigned long long)seed);
     double *b = kt_rand_vector(A.nrows, &seed);
     const int maxits[] = {1, 7, 64, 65, 100};
-    for (int k = 0; k < 5; k++) {
-        run r, u;
-        cg_run_env(g, &A, b, "jacobi", maxits[k], NULL, NULL, &r);
-        cg_run_env(g, &A, b, "jacobi", maxits[k], "KRYLOV_PERSIST", "0", &u);
-        ck_assert_int_eq(r.res.iterations, maxits[k]);
-        ck_assert_int_eq(r.res.reason, KR_DIVERGED_ITS);
-        ck_assert_int_eq(u.res.reason, KR_DIVERGED_ITS);
-        ck_assert(kt_rel_diff(A.nrows, r.x, u.x) < 1e-8);
-        free(r.x);
-        free(u.x);
-    }
+    persist_maxits(g, &A, b, "cg", maxits, 5);
     kr_csr_free(&A);
     int32_t n = 300;
     ck_assert_int_eq(kr_csr_alloc(g, n, n, n, &A), KR_OK);
@@ -450,6 +471,7 @@ END_TEST
 static void batch_lengths_on(kr_ctx *ctx, const kr_csr *A, const double *b)
 {
     static const char *const caps[] = {"1", "64"};
+    setenv("KRYLOV_PERSIST", "0", 1); /* the batches of launches */
     for (const char *const *m = kr_method_names(); *m; m++) {
         run d;
         solve_on(ctx, A, b, *m, "pellr", "jacobi", &d);
@@ -469,6 +491,7 @@ static void batch_lengths_on(kr_ctx *ctx, const kr_csr *A, const double *b)
         }
         free(d.x);
     }
+    unsetenv("KRYLOV_PERSIST");
 }
 
 START_TEST(batch_lengths_same_iterates)
@@ -505,6 +528,7 @@ START_TEST(pdl_same_iterates)
     uint64_t seed = (uint64_t)kr_wtime();
     printf("pdl_same_iterates: seed %llu\n", (unsigned long long)seed);
     double *b = kt_rand_vector(A.nrows, &seed);
+    setenv("KRYLOV_PERSIST", "0", 1); /* the launches PDL chains */
     for (const char *const *m = kr_method_names(); *m; m++) {
         run a, u;
         solve_on(on, &A, b, *m, "pellr", "jacobi", &a);
@@ -516,6 +540,7 @@ START_TEST(pdl_same_iterates)
         free(a.x);
         free(u.x);
     }
+    unsetenv("KRYLOV_PERSIST");
     free(b);
     kr_csr_free(&A);
     kr_ctx_destroy(on);
@@ -550,9 +575,11 @@ static void gmres_fused_against_separate(kr_ctx *ctx, const kr_csr *A,
                   "%s: pellr has no fused GMRES step", what);
     kr_matrix_destroy(M);
     run u, f1;
+    setenv("KRYLOV_PERSIST", "0", 1); /* the launches per step, all three */
     solve_gmres_fused(ctx, A, b, pc, "0", &u);
     solve_gmres_fused(ctx, A, b, pc, "1", &f1);
     solve_on(ctx, A, b, "gmres", "pellr", pc, f);
+    unsetenv("KRYLOV_PERSIST");
     int exact = kr_ctx_device(ctx) == KR_DEVICE_CPU;
     char label[160];
     snprintf(label, sizeof label, "%s + %s on the %s", what, pc,
@@ -621,6 +648,127 @@ START_TEST(gmres_fused_step)
         free(b);
         kr_csr_free(&A);
     }
+    kr_ctx_destroy(c);
+    kr_ctx_destroy(g);
+}
+END_TEST
+
+/* GMRES(m)'s persistent batches (gm_persist: the Arnoldi steps of a
+ * batch in one cooperative launch, CSR read by sub-warps of 4 to 32
+ * lanes) against the launches per step (KRYLOV_PERSIST=0) and the CPU:
+ * the same reason, iteration counts within the GPU-against-CPU tolerance
+ * of both, x within compare_solve's 1e-5 of the launches' and the
+ * tolerance met by the true residual; with the default grid, one block
+ * and three (rows looping over the grid many times). */
+static void gm_persist_case(kr_ctx *c, kr_ctx *g, const kr_csr *A,
+                            const double *b, const char *what, const char *pc,
+                            int m)
+{
+    static const char *const blocks[] = {NULL, "1", "3"};
+    run ref, cpu;
+    method_run_env(g, A, b, "gmres", m, pc, 20000, "KRYLOV_PERSIST", "0", &ref);
+    method_run_env(c, A, b, "gmres", m, pc, 20000, "KRYLOV_PERSIST", "0", &cpu);
+    int tol = 3 + cpu.res.iterations / 20;
+    for (int k = 0; k < 3; k++) {
+        run r;
+        method_run_env(g, A, b, "gmres", m, pc, 20000, "KRYLOV_PERSIST_BLOCKS",
+                       blocks[k], &r);
+        printf("gmres_persist: %s + %s, restart %d, blocks %s: %d iterations "
+               "(%s), %d per step, %d CPU\n",
+               what, pc, m, blocks[k] ? blocks[k] : "auto", r.res.iterations,
+               kr_reason_name(r.res.reason), ref.res.iterations,
+               cpu.res.iterations);
+        ck_assert_int_gt(r.res.reason, 0);
+        ck_assert_int_eq(r.res.reason, ref.res.reason);
+        ck_assert_msg(abs(r.res.iterations - ref.res.iterations) <= tol &&
+                          abs(r.res.iterations - cpu.res.iterations) <= tol,
+                      "%s: %d persistent, %d per step, %d CPU iterations", what,
+                      r.res.iterations, ref.res.iterations, cpu.res.iterations);
+        ck_assert(r.res.true_rnorm <= 1.05e-8 * r.res.bnorm);
+        ck_assert(kt_rel_diff(A->nrows, r.x, ref.x) < 1e-5);
+        free(r.x);
+    }
+    free(ref.x);
+    free(cpu.x);
+}
+
+START_TEST(gmres_persist_matches)
+{
+    kr_ctx *g = kt_gpu_or_skip("gmres_persist_matches");
+    if (!g) return;
+    kr_ctx *c = kt_cpu();
+    uint64_t seed = (uint64_t)kr_wtime();
+    printf("gmres_persist: seed %llu\n", (unsigned long long)seed);
+    /* rows of 5, 27 and 81 entries: 4, 16 and 32 lanes a row; restart 30
+     * takes convdiff2d:150 through some twenty cycles, restart 5 the
+     * others through several */
+    const char *specs[] = {"convdiff2d:150", "poisson3d27:12",
+                           "elasticity3d:8"};
+    for (int p = 0; p < 3; p++) {
+        kr_csr A;
+        ck_assert_int_eq(kr_generate(c, specs[p], &A), KR_OK);
+        uint64_t s = seed + (uint64_t)p;
+        double *b = kt_rand_vector(A.nrows, &s);
+        gm_persist_case(c, g, &A, b, specs[p], "jacobi", p ? 5 : 30);
+        if (p == 0) gm_persist_case(c, g, &A, b, specs[p], "none", 30);
+        if (p == 1) gm_persist_case(c, g, &A, b, specs[p], "jacobi", 30);
+        free(b);
+        kr_csr_free(&A);
+    }
+    kr_csr A;
+    arrow_csr(c, 3000, &A);
+    uint64_t s = seed + 3;
+    double *b = kt_rand_vector(A.nrows, &s);
+    gm_persist_case(c, g, &A, b, "arrow:3000", "jacobi", 5);
+    free(b);
+    kr_csr_free(&A);
+    kr_ctx_destroy(c);
+    kr_ctx_destroy(g);
+}
+END_TEST
+
+/* GMRES's persistent batches stop where the launches per step do: at
+ * maxit inside the first cycle, at its end, inside the next and the
+ * fourth (persist_maxits); and on diag(1, 2, 3, ...) without a preconditioner,
+ * where the third step's estimate ends the solve inside the batch, with the
+ * same reason and iteration as those and the CPU. */
+START_TEST(gmres_persist_stops)
+{
+    kr_ctx *g = kt_gpu_or_skip("gmres_persist_stops");
+    if (!g) return;
+    kr_ctx *c = kt_cpu();
+    kr_csr A;
+    ck_assert_int_eq(kr_generate(g, "poisson2d:60", &A), KR_OK);
+    uint64_t seed = (uint64_t)kr_wtime();
+    printf("gmres_persist_stops: seed %llu\n", (unsigned long long)seed);
+    double *b = kt_rand_vector(A.nrows, &seed);
+    const int maxits[] = {1, 7, 30, 31, 47, 100}; /* restart 30 */
+    persist_maxits(g, &A, b, "gmres", maxits, 6);
+    kr_csr_free(&A);
+    free(b);
+    three_eigenvalues(c, 5000, &A);
+    b = kt_rand_vector(A.nrows, &seed);
+    run r, u, h;
+    method_run_env(g, &A, b, "gmres", 30, "none", 1000, NULL, NULL, &r);
+    method_run_env(g, &A, b, "gmres", 30, "none", 1000, "KRYLOV_PERSIST", "0",
+                   &u);
+    method_run_env(c, &A, b, "gmres", 30, "none", 1000, NULL, NULL, &h);
+    printf("gmres_persist_stops: diagonal: %s at %d, per step %s at %d, CPU "
+           "%s at %d\n",
+           kr_reason_name(r.res.reason), r.res.iterations,
+           kr_reason_name(u.res.reason), u.res.iterations,
+           kr_reason_name(h.res.reason), h.res.iterations);
+    ck_assert_int_gt(r.res.reason, 0);
+    ck_assert_int_eq(r.res.reason, u.res.reason);
+    ck_assert_int_eq(r.res.reason, h.res.reason);
+    ck_assert_int_eq(r.res.iterations, u.res.iterations);
+    ck_assert_int_eq(r.res.iterations, h.res.iterations);
+    ck_assert(kt_rel_diff(A.nrows, r.x, u.x) < 1e-10);
+    free(r.x);
+    free(u.x);
+    free(h.x);
+    free(b);
+    kr_csr_free(&A);
     kr_ctx_destroy(c);
     kr_ctx_destroy(g);
 }
@@ -924,6 +1072,8 @@ int main(void)
     tcase_add_test(tc, batch_lengths_same_iterates);
     tcase_add_test(tc, gmres_fused_op);
     tcase_add_test(tc, gmres_fused_step);
+    tcase_add_test(tc, gmres_persist_matches);
+    tcase_add_test(tc, gmres_persist_stops);
     suite_add_tcase(s, tc);
     return kt_run(s);
 }
