@@ -1,4 +1,4 @@
-/* The persistent ops of the CUDA backend (core/cuda_persist.cu), which
+/* The persistent ops of the CUDA backend (core/cuda_persist_*.cu), which
  * core/cuda_backend.cu puts in its ops table. */
 #ifndef KR_CORE_CUDA_PERSIST_H
 #define KR_CORE_CUDA_PERSIST_H
@@ -14,6 +14,12 @@ kr_status kr_cuda_cg_persist(kr_ctx *ctx, const kr_csr_view *A, int32_t longest,
                              int iters, const double *d, double *x, double *r,
                              double *z, double *p, double *pn, double *q,
                              kr_cg_dev *s);
+/* kr_backend_ops.idr_persist (core/cuda_persist_idr.cu) */
+kr_status kr_cuda_idr_persist(kr_ctx *ctx, const kr_csr_view *A,
+                              int32_t longest, int iters, int phase, int s,
+                              const kr_idr_vectors *w, kr_idr_dev *st);
+/* Its kernel for sub-warps of `lanes` lanes a row (2..32) */
+const void *kr_cuda_idr_persist_kernel(int lanes);
 /* The persistent kernels, for the context's warm-up: up to max into out;
  * returns how many. */
 int kr_cuda_persist_kernels(const void **out, int max);

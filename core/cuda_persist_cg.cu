@@ -136,8 +136,16 @@ extern "C" kr_status kr_cuda_cg_persist(kr_ctx *ctx, const kr_csr_view *A,
 
 extern "C" int kr_cuda_persist_kernels(const void **out, int max)
 {
-    const void *all[] = {cg_kernel(2), cg_kernel(4), cg_kernel(8),
-                         cg_kernel(16), cg_kernel(32)};
+    const void *all[] = {cg_kernel(2),
+                         cg_kernel(4),
+                         cg_kernel(8),
+                         cg_kernel(16),
+                         cg_kernel(32),
+                         kr_cuda_idr_persist_kernel(2),
+                         kr_cuda_idr_persist_kernel(4),
+                         kr_cuda_idr_persist_kernel(8),
+                         kr_cuda_idr_persist_kernel(16),
+                         kr_cuda_idr_persist_kernel(32)};
     int n = (int)(sizeof all / sizeof *all);
     for (int i = 0; i < n && i < max; i++)
         out[i] = all[i];

@@ -149,9 +149,9 @@ typedef struct kr_dev_loop {
     int period;
     int *phase;
     /* Optional: a batch is one launch that stops where the device's test
-     * fires (a persistent op: cg_persist), so iterations after a stop cost
-     * nothing and no graph is needed; batches are then KR_BATCH_MAX long
-     * from the first (one when a monitor is set). */
+     * fires (a persistent op: cg_persist, idr_persist), so iterations after a
+     * stop cost nothing and no graph is needed; batches are then KR_BATCH_MAX
+     * long from the first (one when a monitor is set). */
     int whole;
 } kr_dev_loop;
 
@@ -164,6 +164,13 @@ void kr_dev_head_init(const kr_solve_args *a, kr_dev_head *h);
  * or KRYLOV_BATCH's value (1..KR_BATCH_MAX, for benchmarks that compare). */
 int kr_dev_batch_cap(int usual);
 kr_status kr_dev_loop_run(kr_solve_args *a, kr_result *res, kr_dev_loop *L);
+/* Whether a device loop runs its batches as one persistent launch each
+ * (kr_dev_loop.whole), given that the backend has the method's persistent
+ * op (`has_op`): a small system (n <= KR_PERSIST_MAX_ROWS), not the
+ * user's operator, A's CSR in backend memory (then in *csr);
+ * KRYLOV_PERSIST=0 turns it off, for the tests and benchmarks that
+ * compare. */
+int kr_dev_persists(const kr_solve_args *a, int has_op, kr_csr_view *csr);
 
 /* Shorthands for the backend kernels on arrays of length n. */
 kr_status kr_spmv(const kr_solve_args *a, double alpha, const double *x,
