@@ -195,24 +195,42 @@ static double *rhs(const kr_csr *A, uint64_t seed)
     return b;
 }
 
-/* A generated system: kind 0 a nonsymmetric convection-diffusion
- * stencil, 1 a random diagonally dominant matrix; b from rhs(). */
+/* A generated system and its right-hand side */
 typedef struct gen_system {
     kr_ctx *ctx;
     kr_csr A;
     double *b;
 } gen_system;
 
-static gen_system generated(int kind, uint64_t seed)
+/* A system from a generator spec; b from rhs() */
+static gen_system generated_spec(const char *spec, uint64_t seed)
 {
     gen_system g;
     g.ctx = kt_cpu();
-    if (kind == 0)
-        ck_assert_int_eq(kr_generate(g.ctx, "convdiff2d:30", &g.A), KR_OK);
-    else
-        kt_random_csr(g.ctx, 600, 600, 7, 1, 42, &g.A);
+    ck_assert_int_eq(kr_generate(g.ctx, spec, &g.A), KR_OK);
     g.b = rhs(&g.A, seed);
     return g;
+}
+
+/* Kind 0 a nonsymmetric convection-diffusion stencil, 1 a random
+ * diagonally dominant matrix; b from rhs(). */
+static gen_system generated(int kind, uint64_t seed)
+{
+    if (kind == 0) return generated_spec("convdiff2d:30", seed);
+    gen_system g;
+    g.ctx = kt_cpu();
+    kt_random_csr(g.ctx, 600, 600, 7, 1, 42, &g.A);
+    g.b = rhs(&g.A, seed);
+    return g;
+}
+
+/* Whether a GPU context can be made (else the test is counted as
+ * skipped) */
+static int gpu_usable(const char *test)
+{
+    kr_ctx *probe = kt_gpu_or_skip(test);
+    kr_ctx_destroy(probe);
+    return probe != NULL;
 }
 
 static void generated_free(gen_system *g)
@@ -288,9 +306,10 @@ START_TEST(paths_equal_through_restarts)
 END_TEST
 
 /* Breakdowns: the skew K (IDR(1): omega = 0 after one step) and A with
- * A e1 = 0 (M_kk = 0 at the first step); the same reasons at the same
- * iterations, with s = 1 and 2. */
-START_TEST(paths_equal_at_breakdowns)
+ * A e1 = 0 (M_kk = 0 at the first step), with s = 1 and 2, each handed to
+ * check (case c: 0 for K). */
+static void each_breakdown(void (*check)(const kr_csr *A, const double *b,
+                                         const kr_solve_options *o, int c))
 {
     static const double K[4] = {0, 1, -1, 0}, N[4] = {0, 1, 0, 0};
     static const double b12[2] = {1, 2}, e1[2] = {1, 0};
@@ -301,19 +320,27 @@ START_TEST(paths_equal_at_breakdowns)
         kt_dense_csr(ctx, 2, mats[c], &A);
         for (int s = 1; s <= 2; s++) {
             kr_solve_options o = idr_options(s, 1e-10, 100);
-            assert_same(&A, rhss[c], "none", &o, "breakdown");
-            outcome d = solve(&A, rhss[c], "none", &o, NULL);
-            /* IDR(2) on the 2 x 2 K: a full shadow space, converged */
-            ck_assert_msg(d.res.reason == KR_DIVERGED_BREAKDOWN ||
-                              (c == 0 && s == 2 && d.res.reason > 0),
-                          "case %d, s %d: %s", c, s,
-                          kr_reason_name(d.res.reason));
-            outcome_free(&d);
+            check(&A, rhss[c], &o, c);
         }
         kr_csr_free(&A);
     }
     kr_ctx_destroy(ctx);
 }
+
+/* The same reasons at the same iterations on both paths */
+static void breakdown_paths_equal(const kr_csr *A, const double *b,
+                                  const kr_solve_options *o, int c)
+{
+    assert_same(A, b, "none", o, "breakdown");
+    outcome d = solve(A, b, "none", o, NULL);
+    /* IDR(2) on the 2 x 2 K: a full shadow space, converged */
+    ck_assert_msg(d.res.reason == KR_DIVERGED_BREAKDOWN ||
+                      (c == 0 && o->s == 2 && d.res.reason > 0),
+                  "case %d, s %d: %s", c, o->s, kr_reason_name(d.res.reason));
+    outcome_free(&d);
+}
+
+START_TEST(paths_equal_at_breakdowns) { each_breakdown(breakdown_paths_equal); }
 END_TEST
 
 /* nasa4704 with Jacobi: IDR's residual oscillates there (see
@@ -433,9 +460,7 @@ END_TEST
  * replayed) bit for bit alike. */
 START_TEST(gpu_paths_agree)
 {
-    kr_ctx *probe = kt_gpu_or_skip("gpu_paths_agree");
-    if (!probe) return;
-    kr_ctx_destroy(probe);
+    if (!gpu_usable("gpu_paths_agree")) return;
     solve_on = KR_DEVICE_CUDA;
     const char *specs[] = {"convdiff2d:60,20", "poisson2d:40"};
     for (int p = 0; p < 2; p++) {
@@ -657,26 +682,19 @@ static void persist_case(const kr_csr *A, const double *b, const char *spec,
  * without a preconditioner too on the first. */
 START_TEST(persist_matches)
 {
-    kr_ctx *probe = kt_gpu_or_skip("persist_matches");
-    if (!probe) return;
-    kr_ctx_destroy(probe);
+    if (!gpu_usable("persist_matches")) return;
     static const char *const specs[] = {"convdiff2d:150", "poisson3d27:12",
                                         "elasticity3d:8", "banded:4000,1",
                                         "banded:4000,12", "arrow:3000,1"};
     uint64_t seed = (uint64_t)(kr_wtime() * 1e6) + (uint64_t)_i;
     printf("persist_matches: %s, seed %llu\n", specs[_i],
            (unsigned long long)seed);
-    kr_ctx *c = kt_cpu();
-    kr_csr A;
-    ck_assert_int_eq(kr_generate(c, specs[_i], &A), KR_OK);
-    double *b = rhs(&A, seed);
+    gen_system g = generated_spec(specs[_i], seed);
     for (int i = 0; i < 4; i++) {
-        persist_case(&A, b, specs[_i], "jacobi", s_values[i]);
-        if (_i == 0) persist_case(&A, b, specs[_i], "none", s_values[i]);
+        persist_case(&g.A, g.b, specs[_i], "jacobi", s_values[i]);
+        if (_i == 0) persist_case(&g.A, g.b, specs[_i], "none", s_values[i]);
     }
-    free(b);
-    kr_csr_free(&A);
-    kr_ctx_destroy(c);
+    generated_free(&g);
 }
 END_TEST
 
@@ -687,33 +705,30 @@ END_TEST
  * bit). */
 START_TEST(persist_stops)
 {
-    kr_ctx *probe = kt_gpu_or_skip("persist_stops");
-    if (!probe) return;
-    kr_ctx_destroy(probe);
-    kr_ctx *c = kt_cpu();
-    kr_csr A;
-    ck_assert_int_eq(kr_generate(c, "convdiff2d:60,20", &A), KR_OK);
+    if (!gpu_usable("persist_stops")) return;
     uint64_t seed = (uint64_t)(kr_wtime() * 1e6);
     printf("persist_stops: seed %llu\n", (unsigned long long)seed);
-    double *b = rhs(&A, seed);
+    gen_system g = generated_spec("convdiff2d:60,20", seed);
+    const kr_csr *A = &g.A;
+    const double *b = g.b;
     int s = s_values[_i];
     const int maxits[] = {1, 2, 3, s, s + 1, s + 2, 2 * s + 1, 13, 64, 65, 100};
     for (size_t m = 0; m < sizeof maxits / sizeof *maxits; m++) {
         kr_solve_options o = idr_options(s, 1e-15, maxits[m]);
         int np, nu, n1, n7;
-        outcome p = solve_gpu_env(&A, b, "jacobi", &o, NULL, NULL, &np);
+        outcome p = solve_gpu_env(A, b, "jacobi", &o, NULL, NULL, &np);
         outcome u =
-            solve_gpu_env(&A, b, "jacobi", &o, "KRYLOV_PERSIST", "0", &nu);
+            solve_gpu_env(A, b, "jacobi", &o, "KRYLOV_PERSIST", "0", &nu);
         outcome p1 =
-            solve_gpu_env(&A, b, "jacobi", &o, "KRYLOV_BATCH", "1", &n1);
+            solve_gpu_env(A, b, "jacobi", &o, "KRYLOV_BATCH", "1", &n1);
         outcome p7 =
-            solve_gpu_env(&A, b, "jacobi", &o, "KRYLOV_BATCH", "7", &n7);
+            solve_gpu_env(A, b, "jacobi", &o, "KRYLOV_BATCH", "7", &n7);
         ck_assert(np > 0 && nu == 0 && n1 >= maxits[m] && n7 > 0);
         ck_assert_int_eq(p.res.reason, KR_DIVERGED_ITS);
         ck_assert_int_eq(u.res.reason, KR_DIVERGED_ITS);
         ck_assert_int_eq(p.res.iterations, maxits[m]);
         ck_assert_int_eq(u.res.iterations, maxits[m]);
-        double diff = kt_rel_diff(A.nrows, p.x, u.x);
+        double diff = kt_rel_diff(A->nrows, p.x, u.x);
         ck_assert_msg(diff < 1e-6, "idr(%d), maxit %d: x differs by %g", s,
                       maxits[m], diff);
         const outcome *others[] = {&p1, &p7};
@@ -721,7 +736,7 @@ START_TEST(persist_stops)
             ck_assert_int_eq(others[k]->res.iterations, p.res.iterations);
             ck_assert_int_eq(others[k]->res.reason, p.res.reason);
             ck_assert(
-                !memcmp(others[k]->x, p.x, (size_t)A.nrows * sizeof(double)));
+                !memcmp(others[k]->x, p.x, (size_t)A->nrows * sizeof(double)));
             ck_assert(!memcmp(others[k]->res.history, p.res.history,
                               (size_t)p.res.history_len * sizeof(double)));
         }
@@ -730,49 +745,35 @@ START_TEST(persist_stops)
         outcome_free(&p1);
         outcome_free(&p7);
     }
-    free(b);
-    kr_csr_free(&A);
-    kr_ctx_destroy(c);
+    generated_free(&g);
 }
 END_TEST
 
-/* The breakdowns of paths_equal_at_breakdowns (omega = 0 in the
- * dimension reduction, M_kk = 0 at a step) stop a persistent batch with
- * the same reason at the same iteration as the per-op launches. */
+/* The breakdowns of each_breakdown (omega = 0 in the dimension
+ * reduction, M_kk = 0 at a step) stop a persistent batch with the same
+ * reason at the same iteration as the per-op launches. */
+static void breakdown_persist(const kr_csr *A, const double *b,
+                              const kr_solve_options *o, int c)
+{
+    int np, nu;
+    outcome p = solve_gpu_env(A, b, "none", o, NULL, NULL, &np);
+    outcome u = solve_gpu_env(A, b, "none", o, "KRYLOV_PERSIST", "0", &nu);
+    printf("persist_breakdowns: case %d, idr(%d): %s at %d, per op %s at "
+           "%d\n",
+           c, o->s, kr_reason_name(p.res.reason), p.res.iterations,
+           kr_reason_name(u.res.reason), u.res.iterations);
+    ck_assert(np > 0 && nu == 0);
+    ck_assert_int_eq(p.res.reason, u.res.reason);
+    ck_assert_int_eq(p.res.iterations, u.res.iterations);
+    ck_assert(c == 1 || o->s == 2 || p.res.reason == KR_DIVERGED_BREAKDOWN);
+    ck_assert(c == 0 || p.res.reason == KR_DIVERGED_BREAKDOWN);
+    outcome_free(&p);
+    outcome_free(&u);
+}
+
 START_TEST(persist_breakdowns)
 {
-    kr_ctx *probe = kt_gpu_or_skip("persist_breakdowns");
-    if (!probe) return;
-    kr_ctx_destroy(probe);
-    static const double K[4] = {0, 1, -1, 0}, N[4] = {0, 1, 0, 0};
-    static const double b12[2] = {1, 2}, e1[2] = {1, 0};
-    const double *mats[2] = {K, N}, *rhss[2] = {b12, e1};
-    kr_ctx *ctx = kt_cpu();
-    for (int c = 0; c < 2; c++) {
-        kr_csr A;
-        kt_dense_csr(ctx, 2, mats[c], &A);
-        for (int s = 1; s <= 2; s++) {
-            kr_solve_options o = idr_options(s, 1e-10, 100);
-            int np, nu;
-            outcome p = solve_gpu_env(&A, rhss[c], "none", &o, NULL, NULL, &np);
-            outcome u = solve_gpu_env(&A, rhss[c], "none", &o, "KRYLOV_PERSIST",
-                                      "0", &nu);
-            printf("persist_breakdowns: case %d, idr(%d): %s at %d, per op "
-                   "%s at %d\n",
-                   c, s, kr_reason_name(p.res.reason), p.res.iterations,
-                   kr_reason_name(u.res.reason), u.res.iterations);
-            ck_assert(np > 0 && nu == 0);
-            ck_assert_int_eq(p.res.reason, u.res.reason);
-            ck_assert_int_eq(p.res.iterations, u.res.iterations);
-            ck_assert(c == 1 || s == 2 ||
-                      p.res.reason == KR_DIVERGED_BREAKDOWN);
-            ck_assert(c == 0 || p.res.reason == KR_DIVERGED_BREAKDOWN);
-            outcome_free(&p);
-            outcome_free(&u);
-        }
-        kr_csr_free(&A);
-    }
-    kr_ctx_destroy(ctx);
+    if (gpu_usable("persist_breakdowns")) each_breakdown(breakdown_persist);
 }
 END_TEST
 
