@@ -38,8 +38,9 @@ struct idr_shared {
 };
 
 /* One block's view of the run: the state, and which of the two regions of
- * partial sums the next reduction writes (a region is written again only
- * two barriers after its totals were read). */
+ * partial sums the next reduction writes (a region's totals are read
+ * after one barrier, and it is written again only after the next, which
+ * every block reaches after reading them). */
 struct idr_run {
     const idr_persist_args &a;
     idr_shared &sm;
@@ -75,7 +76,7 @@ template <int N> static __device__ void zero(double (&acc)[N])
         acc[j] = 0.0;
 }
 
-/* acc[j] += P(i, j0 + j) y for j < m */
+/* acc[j] += P(i, j) y for j < m (P: the first column wanted) */
 template <int N>
 static __device__ void add_projections(double (&acc)[N], const double *P,
                                        int32_t n, int64_t i, int m, double y)
