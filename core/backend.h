@@ -51,9 +51,9 @@ static inline KR_HOST_DEVICE double kr_hash_uniform(uint64_t seed, int64_t i)
 #define KR_BATCH_MAX 64
 #define KR_BATCH_DEFAULT 16
 
-/* Rows up to which a method whose backend has a persistent op (cg_persist)
- * runs its batches as one launch each; above, an iteration's launches
- * cost less than its memory traffic. */
+/* Rows up to which a method whose backend has a persistent op (cg_persist,
+ * idr_persist) runs its batches as one launch each; above, an iteration's
+ * launches cost less than its memory traffic. */
 #define KR_PERSIST_MAX_ROWS (1 << 18)
 /* ... and whose longest row has at most this many times the mean row's
  * entries: a warp of the persistent SpMV waits for its longest row, where
@@ -439,6 +439,13 @@ static inline KR_HOST_DEVICE void kr_idr_dev_update(kr_idr_dev *st, int k,
                        0);
 }
 
+/* The vectors of idr_persist: d the diagonal preconditioner's array
+ * (NULL: none); P, G and U blocks of s columns of n entries. */
+typedef struct kr_idr_vectors {
+    const double *d, *P;
+    double *x, *r, *v, *vh, *G, *U;
+} kr_idr_vectors;
+
 /* ----------------------------------------------- end of IDR(s) ---- */
 
 typedef struct kr_backend_ops {
@@ -615,6 +622,18 @@ typedef struct kr_backend_ops {
                                const double *q, double *x, double *r,
                                const double *G, double *U, const double *d,
                                double *v, double *vh, kr_idr_dev *st);
+    /* idr_persist: `iters` (1..KR_BATCH_MAX) of the iterations the ops
+     * above make with a diagonal preconditioner (idr_vu for step 0, the
+     * SpMV with step 0's M column, h or omega, idr_orth for k > 0,
+     * idr_update_vu or idr_update; solver/idr.c), the first at step
+     * `phase` (0..s) of the cycle, in one launch, A read through its CSR
+     * view; stops where those
+     * would, the scratch v and vh written as idr_update and the SpMV
+     * write them. GPU only (core/cuda_persist_idr.cu), for n <=
+     * KR_PERSIST_MAX_ROWS. */
+    kr_status (*idr_persist)(kr_ctx *ctx, const kr_csr_view *A, int iters,
+                             int phase, int s, const kr_idr_vectors *w,
+                             kr_idr_dev *st);
     /* ---- end of IDR(s)'s ops ---- */
     /* Runs fn(arg), which only enqueues backend work and must enqueue the
      * same work (same arrays, same scalars by address) every time. The

@@ -4,6 +4,7 @@
  * result is the same on every run for the same n. Only the reduced scalars
  * cross to the host. */
 #include "core/cuda.h"
+#include "core/cuda_idr.cuh"
 #include "core/cuda_persist.h"
 #include "core/cuda_reduce.cuh"
 
@@ -687,37 +688,6 @@ static_assert(sizeof(kr_idr_dev) % sizeof(double) == 0,
 #define IDR_STEP(st, BODY)                                                     \
     step_in_shared_n<KR_IDR_DEV_MAX_DOUBLES>(                                  \
         st, kr_idr_dev_bytes((st)->s), [&](kr_idr_dev * c) BODY)
-
-/* coef[j] = a * src[j] for j < m, in shared memory (the products
- * cu_gemv_n makes on the host); the whole block calls it. */
-__device__ void idr_coeffs(double *coef, const double *src, int m, double a)
-{
-    if ((int)threadIdx.x < m) coef[threadIdx.x] = a * src[threadIdx.x];
-    __syncthreads();
-}
-
-/* k_gemv_n's sum for row i: sum_j B(i, j) coef[j], j < m */
-__device__ double idr_rowsum(const double *B, int32_t n, int64_t i,
-                             const double *coef, int m)
-{
-    double t = 0.0;
-    for (int j = 0; j < m; j++)
-        t += B[i + (int64_t)j * n] * coef[j];
-    return t;
-}
-
-/* u_k's entry from vh_i: k_axpby's om vh + c0 u (c0 = 0: om vh alone, so
- * a NaN in u_k does not pass on), then k_gemv_n's + U(:,k+1:s) c(1:).
- * k_axpby rounds om vh before the sum is added: KR_MUL keeps nvcc from
- * fusing the two into an FMA here. */
-__device__ double idr_u_entry(double om, double vhi, double c0, double ui,
-                              const double *Un, int32_t n, int64_t i,
-                              const double *cu, int m)
-{
-    double y = c0 == 0.0 ? KR_MUL(om, vhi) : om * vhi + c0 * ui;
-    if (m > 0) y += idr_rowsum(Un, n, i, cu, m);
-    return y;
-}
 
 /* The grid's totals of acc[0..m) into tot[0..m) (shared; valid in the
  * last block, the only one that returns 1): each column's block sum,
@@ -1946,6 +1916,7 @@ static kr_backend_ops make_ops(void)
     o.cg_update_keep = cu_cg_update_keep;
     o.cg_persist = kr_cuda_cg_persist;
     o.gm_persist = kr_cuda_gm_persist;
+    o.idr_persist = kr_cuda_idr_persist;
     o.cg_step = cu_cg_step;
     o.gemv_t_dev = cu_gemv_t_dev1;
     o.gemv_n_dev = cu_gemv_n_dev;

@@ -67,25 +67,81 @@ template <typename T> struct shared_state {
     __device__ T *get() { return (T *)d; }
 };
 
+/* nd doubles of a state from g into the block's copy c, every thread */
+static __device__ void state_load_n(double *c, const void *g, unsigned nd)
+{
+    const double *src = (const double *)g;
+    for (unsigned i = threadIdx.x; i < nd; i += blockDim.x)
+        c[i] = __ldcg(src + i);
+    __syncthreads();
+}
+
+/* ... and back, by block 0 (all blocks hold the same copy) */
+static __device__ void state_store_n(const double *c, void *g, unsigned nd)
+{
+    __syncthreads();
+    if (blockIdx.x != 0) return;
+    double *dst = (double *)g;
+    for (unsigned i = threadIdx.x; i < nd; i += blockDim.x)
+        dst[i] = c[i];
+}
+
 template <typename T>
 static __device__ void state_load(shared_state<T> *c, const T *g)
 {
-    const double *src = (const double *)g;
-    for (unsigned i = threadIdx.x; i < sizeof(T) / sizeof(double);
-         i += blockDim.x)
-        c->d[i] = __ldcg(src + i);
-    __syncthreads();
+    state_load_n(c->d, g, sizeof(T) / sizeof(double));
 }
 
 template <typename T>
 static __device__ void state_store(const shared_state<T> *c, T *g)
 {
+    state_store_n(c->d, g, sizeof(T) / sizeof(double));
+}
+
+/* Several sums at once (a method that reduces more than one or two
+ * values a phase): acc[0..m) summed over the block into
+ * part[j * gridDim.x + blockIdx.x], each warp's shuffles, then thread j
+ * over the warps' sums in warp order; ws holds N x PERSIST_BLOCK / 32
+ * doubles of shared memory, free until the next grid barrier. */
+template <int N>
+static __device__ void block_parts(const double (&acc)[N], int m, double *ws,
+                                   double *part)
+{
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const int warps = PERSIST_BLOCK / 32;
+#pragma unroll
+    for (int j = 0; j < N; j++) {
+        if (j >= m) break; /* m is the same in every thread */
+        double v = acc[j];
+        for (int off = 16; off > 0; off /= 2)
+            v += __shfl_down_sync(~0u, v, off);
+        if (lane == 0) ws[j * warps + warp] = v;
+    }
     __syncthreads();
-    if (blockIdx.x != 0) return;
-    double *dst = (double *)g;
-    for (unsigned i = threadIdx.x; i < sizeof(T) / sizeof(double);
-         i += blockDim.x)
-        dst[i] = c->d[i];
+    if ((int)threadIdx.x < m) {
+        double t = 0.0;
+        for (int w = 0; w < warps; w++)
+            t += ws[threadIdx.x * warps + w];
+        part[threadIdx.x * gridDim.x + blockIdx.x] = t;
+    }
+}
+
+/* tot[j] = the sum of part[j * gridDim.x ..] over the blocks for j < m
+ * (at most PERSIST_BLOCK / 32), warp j adding in one fixed order, after
+ * the barrier that follows the writes; tot in shared memory, valid in
+ * every thread on return. */
+static __device__ void grid_totals_n(const double *part, int m, double *tot)
+{
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    if (warp < m) {
+        double v = 0.0;
+        for (unsigned b = lane; b < gridDim.x; b += 32)
+            v += __ldcg(part + (size_t)warp * gridDim.x + b);
+        for (int off = 16; off > 0; off /= 2)
+            v += __shfl_down_sync(~0u, v, off);
+        if (lane == 0) tot[warp] = v;
+    }
+    __syncthreads();
 }
 
 /* Part of sum_k A_ik x(c_k) over entries k = first, first + STEP, ... <

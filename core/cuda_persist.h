@@ -19,6 +19,12 @@ kr_status kr_cuda_gm_persist(kr_ctx *ctx, const kr_csr_view *A, int m,
                              double *z, kr_gm_dev *s);
 /* GMRES's persistent kernel for sub-warps of v lanes (2, 4, ..., 32) */
 const void *kr_cuda_gm_persist_kernel(int v);
+/* kr_backend_ops.idr_persist (core/cuda_persist_idr.cu) */
+kr_status kr_cuda_idr_persist(kr_ctx *ctx, const kr_csr_view *A, int iters,
+                              int phase, int s, const kr_idr_vectors *w,
+                              kr_idr_dev *st);
+/* Its kernel for sub-warps of `lanes` lanes a row (2..32) */
+const void *kr_cuda_idr_persist_kernel(int lanes);
 /* The persistent kernels, for the context's warm-up: up to max into out;
  * returns how many. */
 int kr_cuda_persist_kernels(const void **out, int max);

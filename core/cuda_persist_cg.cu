@@ -137,8 +137,9 @@ extern "C" int kr_cuda_persist_kernels(const void **out, int max)
 {
     int n = 0;
     for (int v = 2; v <= 32; v *= 2) {
-        const void *k[] = {cg_kernel(v), kr_cuda_gm_persist_kernel(v)};
-        for (int i = 0; i < 2 && n < max; i++)
+        const void *k[] = {cg_kernel(v), kr_cuda_gm_persist_kernel(v),
+                           kr_cuda_idr_persist_kernel(v)};
+        for (int i = 0; i < 3 && n < max; i++)
             out[n++] = k[i];
     }
     return n;

@@ -21,7 +21,11 @@
  * h or omega too, so a cycle of s+1 mat-vecs is 4s+3 launches with its
  * SpMVs on the GPU, and 3s+2 with both, not 5s+2 (14 for s = 4, not 22;
  * KRYLOV_IDR_FUSED=0 keeps the separate launches, for the tests that
- * compare and for timings). Larger s keep the host path below. */
+ * compare and for timings). On a small system with a diagonal
+ * preconditioner (up to KR_PERSIST_MAX_ROWS rows, A's CSR in backend
+ * memory) the backend's idr_persist runs those fused steps for a whole
+ * batch in one launch, with grid-wide barriers in place of the launches
+ * (KRYLOV_PERSIST=0 turns it off). Larger s keep the host path below. */
 #include "core/error.h"
 #include "solver/multi.h"
 #include "solver/solver.h"
@@ -183,6 +187,8 @@ typedef struct idr_batch {
                            (idr_update_vu) */
     int dots;           /* the format's SpMV makes h or omega too
                            (idr_dots_apply) */
+    kr_csr_view csr;    /* persistent batches (idr_persist): A; else
+                           nrows 0 */
     kr_idr_dev *st;     /* backend memory */
     int s, nb, phase;   /* phase: the cycle's step of the first iteration */
 } idr_batch;
@@ -250,9 +256,27 @@ static kr_status reduce_dev(idr_batch *c)
                           d->P, c->st);
 }
 
+/* A batch as one persistent launch (idr_persist) */
+static kr_status persist_dev(idr_batch *c)
+{
+    kr_solve_args *a = c->a;
+    idr_dev *d = c->d;
+    kr_idr_vectors w = {.d = c->diag,
+                        .P = d->P,
+                        .x = a->x,
+                        .r = d->r,
+                        .v = d->v,
+                        .vh = d->vh,
+                        .G = d->G,
+                        .U = d->U};
+    return a->ctx->ops->idr_persist(a->ctx, &c->csr, c->nb, c->phase, c->s, &w,
+                                    c->st);
+}
+
 static kr_status idr_enqueue(void *arg)
 {
     idr_batch *c = arg;
+    if (c->csr.nrows) return persist_dev(c);
     for (int i = 0; i < c->nb; i++) {
         int k = (c->phase + i) % (c->s + 1);
         KR_TRY(k < c->s ? step_dev(c, k) : reduce_dev(c));
@@ -297,6 +321,8 @@ static kr_status device_loop(kr_solve_args *a, kr_result *res, idr_dev *d,
     c.fused = a->P->ops->diagonal && a->P->ops->diagonal(a->P->impl, &c.diag);
     c.chain = c.fused && idr_fusing() && ctx->ops->idr_update_vu;
     c.dots = idr_fusing() && idr_format_dots(a);
+    int whole = c.fused && ctx->ops->idr_persist && kr_dev_persists(a, &c.csr);
+    if (!whole) c.csr.nrows = 0;
     kr_idr_dev hs;
     memset(&hs, 0, sizeof hs);
     kr_dev_head_init(a, &hs.h);
@@ -311,7 +337,8 @@ static kr_status device_loop(kr_solve_args *a, kr_result *res, idr_dev *d,
                      .bytes = sizeof hs,
                      .reason = idr_reason,
                      .period = s + 1,
-                     .phase = &c.phase};
+                     .phase = &c.phase,
+                     .whole = whole};
     return kr_dev_loop_run(a, res, &L);
 }
 
@@ -439,9 +466,10 @@ static const char *idr_u_text(int fused, int chain, int jac)
 
 /* With a diagonal preconditioner (none, jacobi) the device path fuses it
  * into the u_k op and the last step's update, counted here in full. A
- * format's idr_dots_apply (PELLR without long slices) moves one pass less
- * for step 0's M column, h and omega (g_k or v is not read back), which
- * this model, blind to the format, does not subtract. */
+ * format's idr_dots_apply (PELLR without long slices) and the persistent
+ * batches (idr_persist) move one pass less for step 0's M column, h and
+ * omega (g_k or v is not read back), which this model, blind to the
+ * format and the size, does not subtract. */
 static void idr_iter_model(const kr_solve_options *o, int32_t n, kr_pc_kind pc,
                            int iterations, kr_iter_model *m)
 {
@@ -466,8 +494,9 @@ static void idr_iter_model(const kr_solve_options *o, int32_t n, kr_pc_kind pc,
         "k: u_k %s, h = P^T g_k k+1 when k > 0, g_k and u_k "
         "orthogonalised with M's column (s-k)+1 (+ 2k+3 when k > 0), x "
         "and r update 6%s; reduction: omega 2, update with f = P^T r "
-        "6+s): %.2f per iteration (a format's fused SpMV, PELLR's, makes "
-        "step 0's M column, h and omega with it: 1 pass less each)",
+        "6+s): %.2f per iteration (a fused SpMV, PELLR's or the persistent "
+        "batches', makes step 0's M column, h and omega with it: 1 pass "
+        "less each)",
         s, fused ? "" : ", 1 preconditioner", passes,
         idr_u_text(fused, chain, jac),
         fused ? (jac ? ", + d .* r 2 on the last" : ", + z = r 1 on the last")

@@ -465,25 +465,29 @@ END_TEST
 
 /* The batch length of the device loops (KRYLOV_BATCH, read at each solve)
  * changes how often the host reads the state back, never the iterates:
- * every method, PELLR with Jacobi, on the CPU (whose backend runs the same
- * loops) and the GPU, gives the same iterations and x bit for bit with
- * batches of 1, 16 (the default) and 64 (GMRES's cycles whole). */
-static void batch_lengths_on(kr_ctx *ctx, const kr_csr *A, const double *b)
+ * every method with Jacobi, over PELLR on the CPU (whose backend runs the
+ * same loops) and the GPU (KRYLOV_PERSIST=0: the ops launched one by one),
+ * and over CSR on the GPU (CG's and IDR's persistent batches), gives the
+ * same iterations and x bit for bit with batches of 1, 16 (the default)
+ * and 64 (GMRES's cycles whole). */
+static void batch_lengths_on(kr_ctx *ctx, const kr_csr *A, const double *b,
+                             const char *format)
 {
     static const char *const caps[] = {"1", "64"};
     setenv("KRYLOV_PERSIST", "0", 1); /* the batches of launches */
     for (const char *const *m = kr_method_names(); *m; m++) {
         run d;
-        solve_on(ctx, A, b, *m, "pellr", "jacobi", &d);
+        solve_on(ctx, A, b, *m, format, "jacobi", &d);
         for (int c = 0; c < 2; c++) {
             run o;
             setenv("KRYLOV_BATCH", caps[c], 1);
-            solve_on(ctx, A, b, *m, "pellr", "jacobi", &o);
+            solve_on(ctx, A, b, *m, format, "jacobi", &o);
             unsetenv("KRYLOV_BATCH");
-            printf("batch_lengths: %s on the %s, batches of %s: %d "
+            printf("batch_lengths: %s over %s on the %s, batches of %s: %d "
                    "iterations, default %d\n",
-                   *m, kr_ctx_device(ctx) == KR_DEVICE_CPU ? "CPU" : "GPU",
-                   caps[c], o.res.iterations, d.res.iterations);
+                   *m, format,
+                   kr_ctx_device(ctx) == KR_DEVICE_CPU ? "CPU" : "GPU", caps[c],
+                   o.res.iterations, d.res.iterations);
             ck_assert_int_eq(o.res.iterations, d.res.iterations);
             ck_assert_int_eq(o.res.reason, d.res.reason);
             ck_assert(memcmp(o.x, d.x, (size_t)A->nrows * sizeof *o.x) == 0);
@@ -503,8 +507,11 @@ START_TEST(batch_lengths_same_iterates)
     uint64_t seed = (uint64_t)kr_wtime();
     printf("batch_lengths: seed %llu\n", (unsigned long long)seed);
     double *b = kt_rand_vector(A.nrows, &seed);
-    batch_lengths_on(c, &A, b);
-    if (g) batch_lengths_on(g, &A, b);
+    batch_lengths_on(c, &A, b, "pellr");
+    setenv("KRYLOV_PERSIST", "0", 1); /* launched op by op */
+    if (g) batch_lengths_on(g, &A, b, "pellr");
+    unsetenv("KRYLOV_PERSIST");
+    if (g) batch_lengths_on(g, &A, b, "csr"); /* CG, IDR: persistent */
     free(b);
     kr_csr_free(&A);
     kr_ctx_destroy(c);
@@ -523,6 +530,8 @@ START_TEST(pdl_same_iterates)
     setenv("KRYLOV_PDL", "0", 1);
     kr_ctx *off = kt_gpu_or_skip("pdl_same_iterates (off)");
     unsetenv("KRYLOV_PDL");
+    /* the persistent batches launch no kernel that PDL could start early */
+    setenv("KRYLOV_PERSIST", "0", 1);
     kr_csr A;
     ck_assert_int_eq(kr_generate(on, "elasticity3d:6", &A), KR_OK);
     uint64_t seed = (uint64_t)kr_wtime();
