@@ -162,16 +162,6 @@ static int cg_fusable(const kr_solve_args *a)
            f->cg_dir_ok && f->cg_dir_apply && f->cg_dir_ok(a->A->impl);
 }
 
-/* Whether the batches run as one persistent launch each (cg_persist):
- * a small system, A's CSR in backend memory; KRYLOV_PERSIST=0 turns it
- * off, for the tests and benchmarks that compare. */
-static int cg_persists(const kr_solve_args *a, kr_csr_view *csr)
-{
-    return !kr_env_off("KRYLOV_PERSIST") && a->ctx->ops->cg_persist &&
-           a->n <= KR_PERSIST_MAX_ROWS && a->A->longest_row >= 0 &&
-           !kr_matrix_is_user(a->A) && kr_matrix_backend_csr(a->A, csr);
-}
-
 /* The iterations after the start-up, with the scalars on the device; p
  * holds z, and beta starts at 0, so the fused step's first p' is z. */
 static kr_status cg_device_loop(kr_solve_args *a, kr_result *res, double *w,
@@ -186,7 +176,7 @@ static kr_status cg_device_loop(kr_solve_args *a, kr_result *res, double *w,
                   .d = d,
                   .s = a->dstate};
     c.zk = d ? c.z : c.r;
-    int whole = cg_persists(a, &c.csr);
+    int whole = kr_dev_persists(a, a->ctx->ops->cg_persist != NULL, &c.csr);
     if (!whole) c.csr.nrows = 0;
     c.pn = whole || cg_fusable(a) ? KR_WORK(w, n, PN) : NULL;
     kr_cg_dev hs;

@@ -103,3 +103,10 @@ kr_status kr_dev_loop_run(kr_solve_args *a, kr_result *res, kr_dev_loop *L)
         op->replay_free(ctx, slot[i]);
     return st;
 }
+
+int kr_dev_persists(const kr_solve_args *a, int has_op, kr_csr_view *csr)
+{
+    return has_op && !kr_env_off("KRYLOV_PERSIST") &&
+           a->n <= KR_PERSIST_MAX_ROWS && a->A->longest_row >= 0 &&
+           !kr_matrix_is_user(a->A) && kr_matrix_backend_csr(a->A, csr);
+}

@@ -164,6 +164,12 @@ void kr_dev_head_init(const kr_solve_args *a, kr_dev_head *h);
  * or KRYLOV_BATCH's value (1..KR_BATCH_MAX, for benchmarks that compare). */
 int kr_dev_batch_cap(int usual);
 kr_status kr_dev_loop_run(kr_solve_args *a, kr_result *res, kr_dev_loop *L);
+/* Whether a method's batches may run as one persistent launch each
+ * (`has_op`: the backend has the method's persistent op): a small system
+ * (up to KR_PERSIST_MAX_ROWS rows, its longest row known), A the
+ * library's with its CSR in backend memory, into *csr; KRYLOV_PERSIST=0
+ * turns it off, for the tests and benchmarks that compare. */
+int kr_dev_persists(const kr_solve_args *a, int has_op, kr_csr_view *csr);
 
 /* Shorthands for the backend kernels on arrays of length n. */
 kr_status kr_spmv(const kr_solve_args *a, double alpha, const double *x,

@@ -260,11 +260,11 @@ START_TEST(cg_fused_step)
 }
 END_TEST
 
-/* A CG run through kr_solve with maxit and the environment knob `env`
- * set to `val` (NULL: unset) around it. */
-static void cg_run_env(kr_ctx *ctx, const kr_csr *A, const double *b,
-                       const char *pc, int maxit, const char *env,
-                       const char *val, run *out)
+/* A run of `method` through kr_solve (csr) with maxit and the
+ * environment knob `env` set to `val` (NULL: unset) around it. */
+static void method_run_env(kr_ctx *ctx, const kr_csr *A, const double *b,
+                           const char *method, const char *pc, int maxit,
+                           const char *env, const char *val, run *out)
 {
     kr_matrix *M;
     kr_precond *P;
@@ -276,7 +276,7 @@ static void cg_run_env(kr_ctx *ctx, const kr_csr *A, const double *b,
     kr_vec_upload(vb, b);
     kr_solve_options o;
     kr_solve_options_default(&o);
-    o.method = "cg";
+    o.method = method;
     o.maxit = maxit;
     if (val) setenv(env, val, 1);
     kr_status st = kr_solve(ctx, M, P, vb, vx, &o, &out->res);
@@ -288,6 +288,13 @@ static void cg_run_env(kr_ctx *ctx, const kr_csr *A, const double *b,
     kr_vec_destroy(vx);
     kr_matrix_destroy(M);
     kr_precond_destroy(P);
+}
+
+static void cg_run_env(kr_ctx *ctx, const kr_csr *A, const double *b,
+                       const char *pc, int maxit, const char *env,
+                       const char *val, run *out)
+{
+    method_run_env(ctx, A, b, "cg", pc, maxit, env, val, out);
 }
 
 /* The persistent batches (cg_persist: one cooperative launch a batch, CSR
@@ -342,34 +349,44 @@ static void arrow_csr(kr_ctx *ctx, int32_t n, kr_csr *A)
     }
 }
 
-START_TEST(cg_persist_matches)
+typedef void persist_case_fn(kr_ctx *c, kr_ctx *g, const kr_csr *A,
+                             const double *b, const char *what, const char *pc);
+
+/* A persistent method's cases (one_case) on three generated matrices
+ * (the first also without a preconditioner) and the arrow of 3000 rows;
+ * the seed printed. */
+static void persist_matrices(const char *test, const char *const specs[3],
+                             persist_case_fn *one_case)
 {
-    kr_ctx *g = kt_gpu_or_skip("cg_persist_matches");
+    kr_ctx *g = kt_gpu_or_skip(test);
     if (!g) return;
     kr_ctx *c = kt_cpu();
     uint64_t seed = (uint64_t)kr_wtime();
-    printf("cg_persist: seed %llu\n", (unsigned long long)seed);
-    /* rows of 5, 27 and 81 entries: 4, 16 and 32 lanes a row */
-    const char *specs[] = {"poisson2d:150", "poisson3d27:12", "elasticity3d:8"};
-    for (int p = 0; p < 3; p++) {
+    printf("%s: seed %llu\n", test, (unsigned long long)seed);
+    for (int p = 0; p < 4; p++) {
         kr_csr A;
-        ck_assert_int_eq(kr_generate(c, specs[p], &A), KR_OK);
+        if (p < 3)
+            ck_assert_int_eq(kr_generate(c, specs[p], &A), KR_OK);
+        else
+            arrow_csr(c, 3000, &A);
+        const char *what = p < 3 ? specs[p] : "arrow:3000";
         uint64_t s = seed + (uint64_t)p;
         double *b = kt_rand_vector(A.nrows, &s);
-        persist_case(c, g, &A, b, specs[p], "jacobi");
-        if (p == 0) persist_case(c, g, &A, b, specs[p], "none");
+        one_case(c, g, &A, b, what, "jacobi");
+        if (p == 0) one_case(c, g, &A, b, what, "none");
         free(b);
         kr_csr_free(&A);
     }
-    kr_csr A;
-    arrow_csr(c, 3000, &A);
-    uint64_t s = seed + 3;
-    double *b = kt_rand_vector(A.nrows, &s);
-    persist_case(c, g, &A, b, "arrow:3000", "jacobi");
-    free(b);
-    kr_csr_free(&A);
     kr_ctx_destroy(c);
     kr_ctx_destroy(g);
+}
+
+START_TEST(cg_persist_matches)
+{
+    /* rows of 5, 27 and 81 entries: 4, 16 and 32 lanes a row */
+    static const char *const specs[] = {"poisson2d:150", "poisson3d27:12",
+                                        "elasticity3d:8"};
+    persist_matrices("cg_persist_matches", specs, persist_case);
 }
 END_TEST
 
@@ -419,6 +436,126 @@ START_TEST(cg_persist_stops)
     free(u.x);
     free(b);
     kr_csr_free(&A);
+    kr_ctx_destroy(g);
+}
+END_TEST
+
+/* BiCGSTAB's persistent batches (bcgs_persist: three grid-wide barriers
+ * an iteration) against the launches per step (KRYLOV_PERSIST=0) and the
+ * CPU: the same reason, iteration counts within compare_solve's BiCGSTAB
+ * tolerance, the tolerance met by the true residual and x within 1e-5 of
+ * the launches' (compare_solve's, against the CPU); with the blocks
+ * chosen, one block and three (the rows loop over the grid many times). */
+static void bcgs_persist_case(kr_ctx *c, kr_ctx *g, const kr_csr *A,
+                              const double *b, const char *what, const char *pc)
+{
+    static const char *const blocks[] = {NULL, "1", "3"};
+    run ref, cpu;
+    method_run_env(g, A, b, "bicgstab", pc, 10000, "KRYLOV_PERSIST", "0", &ref);
+    method_run_env(c, A, b, "bicgstab", pc, 10000, NULL, NULL, &cpu);
+    ck_assert_int_gt(ref.res.reason, 0);
+    for (int k = 0; k < 3; k++) {
+        run r;
+        method_run_env(g, A, b, "bicgstab", pc, 10000, "KRYLOV_PERSIST_BLOCKS",
+                       blocks[k], &r);
+        printf("bcgs_persist: %s + %s, blocks %s: %d iterations, %d per "
+               "step, %d CPU\n",
+               what, pc, blocks[k] ? blocks[k] : "auto", r.res.iterations,
+               ref.res.iterations, cpu.res.iterations);
+        ck_assert_int_eq(r.res.reason, ref.res.reason);
+        ck_assert_int_le(abs(r.res.iterations - ref.res.iterations),
+                         3 + ref.res.iterations / 5);
+        ck_assert_int_le(abs(r.res.iterations - cpu.res.iterations),
+                         3 + cpu.res.iterations / 5);
+        ck_assert(r.res.true_rnorm <= 1.05e-8 * r.res.bnorm);
+        ck_assert(kt_rel_diff(A->nrows, r.x, ref.x) < 1e-5);
+        ck_assert(kt_rel_diff(A->nrows, r.x, cpu.x) < 1e-5);
+        free(r.x);
+    }
+    free(ref.x);
+    free(cpu.x);
+}
+
+START_TEST(bcgs_persist_matches)
+{
+    /* nonsymmetric rows of 5, symmetric rows of 27 and about 19 */
+    static const char *const specs[] = {"convdiff2d:150", "poisson3d27:12",
+                                        "elasticity3d:8"};
+    persist_matrices("bcgs_persist_matches", specs, bcgs_persist_case);
+}
+END_TEST
+
+/* A BiCGSTAB run persistent and per step, with the same reason and
+ * iterations, and x within tol of each other. */
+static void bcgs_stops_alike(kr_ctx *g, const kr_csr *A, const double *b,
+                             const char *pc, int maxit, double tol,
+                             const char *what, run *out)
+{
+    run u;
+    method_run_env(g, A, b, "bicgstab", pc, maxit, NULL, NULL, out);
+    method_run_env(g, A, b, "bicgstab", pc, maxit, "KRYLOV_PERSIST", "0", &u);
+    printf("bcgs_persist_stops: %s: %s at %d, per step %s at %d\n", what,
+           kr_reason_name(out->res.reason), out->res.iterations,
+           kr_reason_name(u.res.reason), u.res.iterations);
+    ck_assert_int_eq(out->res.reason, u.res.reason);
+    ck_assert_int_eq(out->res.iterations, u.res.iterations);
+    ck_assert(kt_rel_diff(A->nrows, out->x, u.x) <= tol);
+    free(u.x);
+}
+
+/* The persistent batches stop where the launches per step do: at maxit
+ * inside a batch and at its end (the same x bit for bit is not asked: the
+ * sums differ); at s in the first iteration (a diagonal A with Jacobi:
+ * s is rounding), which leaves x += alpha p^ to do; at r0^.v = 0 in the
+ * first iteration (A swaps x_1 and x_2, b = e1) and at omega = 0 in the
+ * second (a 3 x 3 A whose numbers are exact in binary, so every order of
+ * the sums gives the zero). */
+START_TEST(bcgs_persist_stops)
+{
+    kr_ctx *g = kt_gpu_or_skip("bcgs_persist_stops");
+    if (!g) return;
+    kr_csr A;
+    ck_assert_int_eq(kr_generate(g, "convdiff2d:60", &A), KR_OK);
+    uint64_t seed = (uint64_t)kr_wtime();
+    printf("bcgs_persist_stops: seed %llu\n", (unsigned long long)seed);
+    double *b = kt_rand_vector(A.nrows, &seed);
+    const int maxits[] = {1, 7, 64, 65};
+    for (int k = 0; k < 4; k++) {
+        run r;
+        bcgs_stops_alike(g, &A, b, "jacobi", maxits[k], 1e-6, "maxit", &r);
+        ck_assert_int_eq(r.res.iterations, maxits[k]);
+        ck_assert_int_eq(r.res.reason, KR_DIVERGED_ITS);
+        free(r.x);
+    }
+    kr_csr_free(&A);
+    ck_assert_int_eq(kr_csr_alloc(g, 500, 500, 500, &A), KR_OK);
+    for (int32_t i = 0; i < 500; i++) {
+        A.colind[i] = i;
+        A.val[i] = 1.0 + i % 7;
+        A.rowptr[i + 1] = i + 1;
+    }
+    run r;
+    bcgs_stops_alike(g, &A, b, "jacobi", 100, 1e-12, "diagonal", &r);
+    ck_assert_int_gt(r.res.reason, 0);
+    ck_assert_int_eq(r.res.iterations, 1);
+    free(r.x);
+    kr_csr_free(&A);
+    static const double swap[4] = {0, 1, 1, 0}, e1[2] = {1, 0};
+    kt_dense_csr(g, 2, swap, &A);
+    bcgs_stops_alike(g, &A, e1, "none", 100, 0.0, "swap", &r);
+    ck_assert_int_eq(r.res.reason, KR_DIVERGED_BREAKDOWN);
+    ck_assert_int_eq(r.res.iterations, 0);
+    free(r.x);
+    kr_csr_free(&A);
+    static const double om[9] = {-1, -1, -1, -1, -1, 0, 2, 0, 1},
+                        b110[3] = {1, 1, 0};
+    kt_dense_csr(g, 3, om, &A);
+    bcgs_stops_alike(g, &A, b110, "none", 100, 0.0, "omega = 0", &r);
+    ck_assert_int_eq(r.res.reason, KR_DIVERGED_BREAKDOWN);
+    ck_assert_int_eq(r.res.iterations, 2);
+    free(r.x);
+    kr_csr_free(&A);
+    free(b);
     kr_ctx_destroy(g);
 }
 END_TEST
@@ -900,6 +1037,8 @@ int main(void)
     tcase_add_test(tc, cg_fused_step);
     tcase_add_test(tc, cg_persist_matches);
     tcase_add_test(tc, cg_persist_stops);
+    tcase_add_test(tc, bcgs_persist_matches);
+    tcase_add_test(tc, bcgs_persist_stops);
     tcase_add_test(tc, pdl_same_iterates);
     tcase_add_test(tc, batch_lengths_same_iterates);
     tcase_add_test(tc, gmres_fused_op);
