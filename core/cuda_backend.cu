@@ -1929,6 +1929,7 @@ static kr_backend_ops make_ops(void)
     o.bcgs_omega = cu_bcgs_omega;
     o.bcgs_update = cu_bcgs_update;
     o.bcgs_direction = cu_bcgs_direction;
+    o.bcgs_persist = kr_cuda_bcgs_persist;
     /* IDR(s) */
     o.idr_v = cu_idr_v;
     o.idr_u = cu_idr_u;
@@ -2082,8 +2083,8 @@ static void warm_kernels(kr_ctx *ctx)
         (const void *)k_gm_pass<1, GM_COLS>,
         (const void *)k_gm_pass<1, GM_NORM>,
     };
-    const void *persist[16];
-    int npersist = kr_cuda_persist_kernels(persist, 16);
+    const void *persist[32];
+    int npersist = kr_cuda_persist_kernels(persist, 32);
     double t0 = kr_wtime();
     for (size_t i = 0; i < sizeof kernels / sizeof *kernels; i++)
         warm_one(kernels[i]);

@@ -59,6 +59,30 @@ static __device__ double grid_total(const double *part, double *sh)
     return v;
 }
 
+/* K grid totals at once: out[k] = the sum of part[k nb .. (k + 1) nb),
+ * nb = gridDim.x, in grid_total's order, warp k adding array k; in every
+ * thread (after the barrier that follows the writes). */
+template <int K>
+static __device__ void grid_totals_k(const double *part, double *out)
+{
+    static_assert(K <= PERSIST_BLOCK / 32, "a warp per total");
+    __shared__ double total[K];
+    const unsigned warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    if (warp < K) {
+        const double *mine = part + (size_t)warp * gridDim.x;
+        double v = 0.0;
+        for (unsigned b = lane; b < gridDim.x; b += 32)
+            v += __ldcg(mine + b);
+        for (int off = 16; off > 0; off /= 2)
+            v += __shfl_down_sync(~0u, v, off);
+        if (lane == 0) total[warp] = v;
+    }
+    __syncthreads();
+    for (int k = 0; k < K; k++)
+        out[k] = total[k];
+    __syncthreads();
+}
+
 /* The state, a copy per block in shared memory: loaded at the start,
  * changed by thread 0 of each block alike, written back by block 0. */
 template <typename T> struct shared_state {
@@ -239,6 +263,44 @@ static inline kr_status persist_blocks(kr_ctx *ctx, const char *op,
                       : kr_fail(ctx, KR_ERR_DEVICE,
                                 "%s: no block of %d threads fits an SM", op,
                                 PERSIST_BLOCK);
+}
+
+/* kernel<V> for V = lanes (2, 4, 8, 16; else 32), as a kernel pointer */
+#define PERSIST_KERNEL(kernel, lanes)                                          \
+    ((lanes) == 2    ? (const void *)kernel<2>                                 \
+     : (lanes) == 4  ? (const void *)kernel<4>                                 \
+     : (lanes) == 8  ? (const void *)kernel<8>                                 \
+     : (lanes) == 16 ? (const void *)kernel<16>                                \
+                     : (const void *)kernel<32>)
+
+/* The partial sums' slots, KR_CUDA_PARTIALS doubles of scratch. */
+static inline double *persist_parts(kr_ctx *ctx)
+{
+    return kr_cuda(ctx)->d_scratch + KR_MAX_DOTS;
+}
+
+/* One batch: `iters` (1..KR_BATCH_MAX) iterations of the persistent
+ * kernel kernel_for(lanes), lanes_per_row's width, over the blocks
+ * persist_blocks gives with `slots` partial sums a block; arg points to
+ * the kernel's one argument. */
+static inline kr_status persist_launch(kr_ctx *ctx, const char *op,
+                                       const void *(*kernel_for)(int),
+                                       const kr_csr_view *A, int iters,
+                                       int slots, void *arg)
+{
+    if (iters < 1 || iters > KR_BATCH_MAX)
+        return kr_fail(ctx, KR_ERR_ARG, "%s: %d iterations outside 1..%d", op,
+                       iters, KR_BATCH_MAX);
+    const int lanes = lanes_per_row(A);
+    const void *kernel = kernel_for(lanes);
+    int nb = 1;
+    KR_TRY(
+        persist_blocks(ctx, op, kernel, slots, (int64_t)A->nrows * lanes, &nb));
+    void *args[] = {arg};
+    KR_CUDA_TRY(ctx,
+                cudaLaunchCooperativeKernel(kernel, nb, PERSIST_BLOCK, args, 0,
+                                            kr_cuda(ctx)->stream));
+    return KR_OK;
 }
 
 #endif

@@ -25,6 +25,14 @@ kr_status kr_cuda_idr_persist(kr_ctx *ctx, const kr_csr_view *A, int iters,
                               kr_idr_dev *st);
 /* Its kernel for sub-warps of `lanes` lanes a row (2..32) */
 const void *kr_cuda_idr_persist_kernel(int lanes);
+/* kr_backend_ops.bcgs_persist */
+kr_status kr_cuda_bcgs_persist(kr_ctx *ctx, const kr_csr_view *A, int iters,
+                               const double *d, const double *rh, double *x,
+                               double *r, double *p, double *v, double *pn,
+                               double *vn, double *t, kr_bcgs_dev *s);
+/* BiCGSTAB's persistent kernel for sub-warps of `lanes` (2..32) lanes a
+ * row, for kr_cuda_persist_kernels' list. */
+const void *kr_cuda_bcgs_persist_kernel(int lanes);
 /* The persistent kernels, for the context's warm-up: up to max into out;
  * returns how many. */
 int kr_cuda_persist_kernels(const void **out, int max);

@@ -98,15 +98,9 @@ __global__ void __launch_bounds__(PERSIST_BLOCK)
     state_store(&st, a.s);
 }
 
-static const void *cg_kernel(int v)
+static const void *cg_kernel(int lanes)
 {
-    switch (v) {
-    case 2: return (const void *)k_cg_persist<2>;
-    case 4: return (const void *)k_cg_persist<4>;
-    case 8: return (const void *)k_cg_persist<8>;
-    case 16: return (const void *)k_cg_persist<16>;
-    default: return (const void *)k_cg_persist<32>;
-    }
+    return PERSIST_KERNEL(k_cg_persist, lanes);
 }
 
 extern "C" kr_status kr_cuda_cg_persist(kr_ctx *ctx, const kr_csr_view *A,
@@ -114,33 +108,20 @@ extern "C" kr_status kr_cuda_cg_persist(kr_ctx *ctx, const kr_csr_view *A,
                                         double *r, double *z, double *p,
                                         double *pn, double *q, kr_cg_dev *s)
 {
-    kr_cuda_state *st = kr_cuda(ctx);
-    if (iters < 1 || iters > KR_BATCH_MAX)
-        return kr_fail(ctx, KR_ERR_ARG,
-                       "cg_persist: %d iterations outside "
-                       "1..%d",
-                       iters, KR_BATCH_MAX);
-    const int v = lanes_per_row(A);
-    const void *kernel = cg_kernel(v);
-    int nb = 1;
-    KR_TRY(persist_blocks(ctx, "cg_persist", kernel, 3, (int64_t)A->nrows * v,
-                          &nb));
-    cg_persist_args a = {
-        *A, d, x, r, z, p, pn, q, s, st->d_scratch + KR_MAX_DOTS, iters};
-    void *args[] = {&a};
-    KR_CUDA_TRY(ctx, cudaLaunchCooperativeKernel(kernel, nb, PERSIST_BLOCK,
-                                                 args, 0, st->stream));
-    return KR_OK;
+    cg_persist_args a = {*A,   d, x, r, z, p, pn, q, s, persist_parts(ctx),
+                         iters};
+    return persist_launch(ctx, "cg_persist", cg_kernel, A, iters, 3, &a);
 }
 
 extern "C" int kr_cuda_persist_kernels(const void **out, int max)
 {
+    /* each method's kernel for every width of sub-warp */
+    const void *(*const each[])(int) = {cg_kernel, kr_cuda_gm_persist_kernel,
+                                        kr_cuda_idr_persist_kernel,
+                                        kr_cuda_bcgs_persist_kernel};
     int n = 0;
-    for (int v = 2; v <= 32; v *= 2) {
-        const void *k[] = {cg_kernel(v), kr_cuda_gm_persist_kernel(v),
-                           kr_cuda_idr_persist_kernel(v)};
-        for (int i = 0; i < 3 && n < max; i++)
-            out[n++] = k[i];
-    }
+    for (size_t m = 0; m < sizeof each / sizeof *each; m++)
+        for (int lanes = 2; lanes <= 32 && n < max; lanes *= 2)
+            out[n++] = each[m](lanes);
     return n;
 }

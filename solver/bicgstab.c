@@ -12,7 +12,11 @@
  * is two preconditioner applies, two SpMVs and five kernels of its own
  * (r0^.v with alpha; s with s.s and the early test; t.s, t.t with omega;
  * the x and r update with r.r, r0^.r and the test; the p update), and no
- * host round trip. */
+ * host round trip. On a small system (up to KR_PERSIST_MAX_ROWS rows, A's
+ * CSR in backend memory) with Jacobi or no preconditioner, the backend's
+ * bcgs_persist runs a whole batch of that iteration in one launch, with
+ * grid-wide barriers in place of the launches; the direction then comes
+ * at the start of an iteration, made in the first SpMV's gather. */
 #include "core/error.h"
 #include "solver/multi.h"
 #include "solver/solver.h"
@@ -53,7 +57,9 @@ static kr_status omega_step(kr_solve_args *a, double *w, double *omega)
 typedef struct bcgs_batch {
     kr_solve_args *a;
     double *w;
-    kr_bcgs_dev *s; /* backend memory */
+    kr_bcgs_dev *s;  /* backend memory */
+    kr_csr_view csr; /* persistent batches (bcgs_persist): A; else nrows 0 */
+    const double *d; /* with csr: the diagonal (NULL: identity) */
     int nb;
 } bcgs_batch;
 
@@ -68,6 +74,9 @@ static kr_status bcgs_enqueue(void *arg)
     double *p = KR_WORK(w, n, P), *v = KR_WORK(w, n, V);
     double *ph = KR_WORK(w, n, PH), *sh = KR_WORK(w, n, SH);
     double *t = KR_WORK(w, n, T);
+    if (c->csr.nrows) /* PH and SH hold the new p and v */
+        return op->bcgs_persist(ctx, &c->csr, c->nb, c->d, rh, a->x, r, p, v,
+                                ph, sh, t, c->s);
     for (int i = 0; i < c->nb; i++) {
         KR_TRY(kr_pc(a, p, ph));
         KR_TRY(kr_spmv(a, 1.0, ph, 0.0, v));
@@ -90,10 +99,28 @@ static int bcgs_reason(const void *host, kr_reason *why)
     return 1;
 }
 
+/* Whether the batches run as one persistent launch each (bcgs_persist),
+ * which takes a diagonal preconditioner only. */
+static int bcgs_persists(const kr_solve_args *a, bcgs_batch *c)
+{
+    const kr_precond_ops *P = a->P->ops;
+    return P->diagonal && P->diagonal(a->P->impl, &c->d) &&
+           a->ctx->ops->bcgs_persist && kr_dev_persists(a, &c->csr);
+}
+
+/* The iterations after the start-up, with the scalars on the device. The
+ * persistent op makes an iteration's direction at the start of the next
+ * from beta and omega, which start at 0 as v does, so its first p' is p,
+ * which holds r. */
 static kr_status bcgs_device_loop(kr_solve_args *a, kr_result *res, double *w,
                                   double rho)
 {
     bcgs_batch c = {.a = a, .w = w, .s = a->dstate};
+    int whole = bcgs_persists(a, &c);
+    if (whole)
+        KR_TRY(a->ctx->ops->fill(a->ctx, a->n, 0.0, KR_WORK(w, a->n, V)));
+    else
+        c.csr.nrows = 0;
     kr_bcgs_dev hs;
     memset(&hs, 0, sizeof hs);
     kr_dev_head_init(a, &hs.h);
@@ -104,7 +131,8 @@ static kr_status bcgs_device_loop(kr_solve_args *a, kr_result *res, double *w,
                      .nb = &c.nb,
                      .host = &hs,
                      .bytes = sizeof hs,
-                     .reason = bcgs_reason};
+                     .reason = bcgs_reason,
+                     .whole = whole};
     return kr_dev_loop_run(a, res, &L);
 }
 
@@ -192,7 +220,11 @@ static void bcgs_iter_model(const kr_solve_options *o, int32_t n, kr_pc_kind pc,
              "bicgstab: 2 SpMVs, 2 preconditioners, 21 vector passes: dot "
              "r0.v 2, axpby s = r - a v 3, dot s.s 1, dots t.s and t.t 2, "
              "axpbypcz x += a p^ + w s^ 4, axpby r = s - w t 3, dots r0.r "
-             "and r.r 2, axpbypcz p = r + b (p - w v) 4");
+             "and r.r 2, axpbypcz p = r + b (p - w v) 4 (the GPU's "
+             "persistent batches, up to 2^18 rows with Jacobi or none, "
+             "move 18 with Jacobi's d and no preconditioner passes: the "
+             "SpMVs gather p, v, r, d and r, v, d, 5 more, p' and r0.v 2, "
+             "the update 11)");
 }
 
 const kr_solver_ops kr_bicgstab_ops = {

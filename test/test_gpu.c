@@ -5,6 +5,7 @@
  * when no GPU is usable. */
 #include "backend_check.h"
 #include "core/backend.h"
+#include "core/ctx.h"
 #include "core/vec.h"
 #include "spmv/auto.h"
 #include "spmv/format.h"
@@ -352,52 +353,99 @@ static void arrow_csr(kr_ctx *ctx, int32_t n, kr_csr *A)
     }
 }
 
-START_TEST(cg_persist_matches)
+typedef void persist_case_fn(kr_ctx *c, kr_ctx *g, const kr_csr *A,
+                             const double *b, const char *what, const char *pc);
+
+/* A persistent method's cases (one_case) on three generated matrices
+ * (the first also without a preconditioner) and the arrow of 3000 rows;
+ * the seed printed. */
+static void persist_matrices(const char *test, const char *const specs[3],
+                             persist_case_fn *one_case)
 {
-    kr_ctx *g = kt_gpu_or_skip("cg_persist_matches");
+    kr_ctx *g = kt_gpu_or_skip(test);
     if (!g) return;
     kr_ctx *c = kt_cpu();
     uint64_t seed = (uint64_t)kr_wtime();
-    printf("cg_persist: seed %llu\n", (unsigned long long)seed);
-    /* rows of 5, 27 and 81 entries: 4, 16 and 32 lanes a row */
-    const char *specs[] = {"poisson2d:150", "poisson3d27:12", "elasticity3d:8"};
-    for (int p = 0; p < 3; p++) {
+    printf("%s: seed %llu\n", test, (unsigned long long)seed);
+    for (int p = 0; p < 4; p++) {
         kr_csr A;
-        ck_assert_int_eq(kr_generate(c, specs[p], &A), KR_OK);
+        if (p < 3)
+            ck_assert_int_eq(kr_generate(c, specs[p], &A), KR_OK);
+        else
+            arrow_csr(c, 3000, &A);
+        const char *what = p < 3 ? specs[p] : "arrow:3000";
         uint64_t s = seed + (uint64_t)p;
         double *b = kt_rand_vector(A.nrows, &s);
-        persist_case(c, g, &A, b, specs[p], "jacobi");
-        if (p == 0) persist_case(c, g, &A, b, specs[p], "none");
+        one_case(c, g, &A, b, what, "jacobi");
+        if (p == 0) one_case(c, g, &A, b, what, "none");
         free(b);
         kr_csr_free(&A);
     }
     kr_ctx_destroy(c);
     kr_ctx_destroy(g);
 }
+
+START_TEST(cg_persist_matches)
+{
+    /* rows of 5, 27 and 81 entries: 4, 16 and 32 lanes a row */
+    static const char *const specs[] = {"poisson2d:150", "poisson3d27:12",
+                                        "elasticity3d:8"};
+    persist_matrices("cg_persist_matches", specs, persist_case);
+}
 END_TEST
 
+/* The backend's cg_persist, counted (count_cg_persist swaps a context's
+ * ops for a copy whose cg_persist counts its calls). */
+static kr_backend_ops counting_ops;
+static const kr_backend_ops *real_ops;
+static int cg_persist_calls;
+static kr_status counted_cg_persist(kr_ctx *ctx, const kr_csr_view *A,
+                                    int iters, const double *d, double *x,
+                                    double *r, double *z, double *p, double *pn,
+                                    double *q, kr_cg_dev *s)
+{
+    cg_persist_calls++;
+    return real_ops->cg_persist(ctx, A, iters, d, x, r, z, p, pn, q, s);
+}
+
+static void count_cg_persist(kr_ctx *ctx)
+{
+    real_ops = ctx->ops;
+    counting_ops = *ctx->ops;
+    counting_ops.cg_persist = counted_cg_persist;
+    ctx->ops = &counting_ops;
+}
+
 /* A row far longer than the mean (KR_PERSIST_MAX_SKEW) keeps CG on the
- * launches per step, whose formats spread long rows: the same x bit for
- * bit with and without KRYLOV_PERSIST=0. */
+ * launches per step, whose formats spread long rows; rows of one length
+ * take the persistent batches. */
 START_TEST(cg_persist_skips_skewed)
 {
     kr_ctx *g = kt_gpu_or_skip("cg_persist_skips_skewed");
     if (!g) return;
-    kr_csr A;
-    arrow_csr(g, 3000, &A);
+    count_cg_persist(g);
+    kr_csr arrow, even;
+    arrow_csr(g, 3000, &arrow);
+    ck_assert_int_eq(kr_generate(g, "poisson2d:60", &even), KR_OK);
+    const kr_csr *mats[] = {&arrow, &even};
     uint64_t seed = (uint64_t)kr_wtime();
     printf("cg_persist_skips_skewed: seed %llu\n", (unsigned long long)seed);
-    double *b = kt_rand_vector(A.nrows, &seed);
-    run r, u;
-    cg_run_env(g, &A, b, "jacobi", 1000, NULL, NULL, &r);
-    cg_run_env(g, &A, b, "jacobi", 1000, "KRYLOV_PERSIST", "0", &u);
-    ck_assert_int_gt(r.res.reason, 0);
-    ck_assert_int_eq(r.res.iterations, u.res.iterations);
-    ck_assert(memcmp(r.x, u.x, (size_t)A.nrows * sizeof *r.x) == 0);
-    free(r.x);
-    free(u.x);
-    free(b);
-    kr_csr_free(&A);
+    for (int k = 0; k < 2; k++) {
+        double *b = kt_rand_vector(mats[k]->nrows, &seed);
+        run r;
+        cg_persist_calls = 0;
+        cg_run_env(g, mats[k], b, "jacobi", 1000, NULL, NULL, &r);
+        printf("cg_persist_skips_skewed: %s: %d iterations, %d persistent "
+               "batches\n",
+               k ? "poisson2d:60" : "arrow:3000", r.res.iterations,
+               cg_persist_calls);
+        ck_assert_int_gt(r.res.reason, 0);
+        ck_assert(k ? cg_persist_calls > 0 : cg_persist_calls == 0);
+        free(r.x);
+        free(b);
+    }
+    kr_csr_free(&arrow);
+    kr_csr_free(&even);
     kr_ctx_destroy(g);
 }
 END_TEST
@@ -463,18 +511,139 @@ START_TEST(cg_persist_stops)
 }
 END_TEST
 
+/* BiCGSTAB's persistent batches (bcgs_persist: three grid-wide barriers
+ * an iteration) against the launches per step (KRYLOV_PERSIST=0) and the
+ * CPU: the same reason, iteration counts within compare_solve's BiCGSTAB
+ * tolerance, the tolerance met by the true residual and x within 1e-5 of
+ * the launches' (compare_solve's, against the CPU); with the blocks
+ * chosen, one block and three (the rows loop over the grid many times). */
+static void bcgs_persist_case(kr_ctx *c, kr_ctx *g, const kr_csr *A,
+                              const double *b, const char *what, const char *pc)
+{
+    static const char *const blocks[] = {NULL, "1", "3"};
+    run ref, cpu;
+    method_run_env(g, A, b, "bicgstab", 0, pc, 10000, "KRYLOV_PERSIST", "0",
+                   &ref);
+    method_run_env(c, A, b, "bicgstab", 0, pc, 10000, NULL, NULL, &cpu);
+    ck_assert_int_gt(ref.res.reason, 0);
+    for (int k = 0; k < 3; k++) {
+        run r;
+        method_run_env(g, A, b, "bicgstab", 0, pc, 10000,
+                       "KRYLOV_PERSIST_BLOCKS", blocks[k], &r);
+        printf("bcgs_persist: %s + %s, blocks %s: %d iterations, %d per "
+               "step, %d CPU\n",
+               what, pc, blocks[k] ? blocks[k] : "auto", r.res.iterations,
+               ref.res.iterations, cpu.res.iterations);
+        ck_assert_int_eq(r.res.reason, ref.res.reason);
+        ck_assert_int_le(abs(r.res.iterations - ref.res.iterations),
+                         3 + ref.res.iterations / 5);
+        ck_assert_int_le(abs(r.res.iterations - cpu.res.iterations),
+                         3 + cpu.res.iterations / 5);
+        ck_assert(r.res.true_rnorm <= 1.05e-8 * r.res.bnorm);
+        ck_assert(kt_rel_diff(A->nrows, r.x, ref.x) < 1e-5);
+        ck_assert(kt_rel_diff(A->nrows, r.x, cpu.x) < 1e-5);
+        free(r.x);
+    }
+    free(ref.x);
+    free(cpu.x);
+}
+
+START_TEST(bcgs_persist_matches)
+{
+    /* nonsymmetric rows of 5, symmetric rows of 27 and about 19 */
+    static const char *const specs[] = {"convdiff2d:150", "poisson3d27:12",
+                                        "elasticity3d:8"};
+    persist_matrices("bcgs_persist_matches", specs, bcgs_persist_case);
+}
+END_TEST
+
+/* A BiCGSTAB run persistent and per step, with the same reason and
+ * iterations, and x within tol of each other. */
+static void bcgs_stops_alike(kr_ctx *g, const kr_csr *A, const double *b,
+                             const char *pc, int maxit, double tol,
+                             const char *what, run *out)
+{
+    run u;
+    method_run_env(g, A, b, "bicgstab", 0, pc, maxit, NULL, NULL, out);
+    method_run_env(g, A, b, "bicgstab", 0, pc, maxit, "KRYLOV_PERSIST", "0",
+                   &u);
+    printf("bcgs_persist_stops: %s: %s at %d, per step %s at %d\n", what,
+           kr_reason_name(out->res.reason), out->res.iterations,
+           kr_reason_name(u.res.reason), u.res.iterations);
+    ck_assert_int_eq(out->res.reason, u.res.reason);
+    ck_assert_int_eq(out->res.iterations, u.res.iterations);
+    ck_assert(kt_rel_diff(A->nrows, out->x, u.x) <= tol);
+    free(u.x);
+}
+
+/* The persistent batches stop where the launches per step do: at maxit
+ * inside a batch and at its end (the same x bit for bit is not asked: the
+ * sums differ); at s in the first iteration (a diagonal A with Jacobi:
+ * s is rounding), which leaves x += alpha p^ to do; at r0^.v = 0 in the
+ * first iteration (A swaps x_1 and x_2, b = e1) and at omega = 0 in the
+ * second (a 3 x 3 A whose numbers are exact in binary, so every order of
+ * the sums gives the zero). */
+START_TEST(bcgs_persist_stops)
+{
+    kr_ctx *g = kt_gpu_or_skip("bcgs_persist_stops");
+    if (!g) return;
+    kr_csr A;
+    ck_assert_int_eq(kr_generate(g, "convdiff2d:60", &A), KR_OK);
+    uint64_t seed = (uint64_t)kr_wtime();
+    printf("bcgs_persist_stops: seed %llu\n", (unsigned long long)seed);
+    double *b = kt_rand_vector(A.nrows, &seed);
+    const int maxits[] = {1, 7, 64, 65};
+    for (int k = 0; k < 4; k++) {
+        run r;
+        bcgs_stops_alike(g, &A, b, "jacobi", maxits[k], 1e-6, "maxit", &r);
+        ck_assert_int_eq(r.res.iterations, maxits[k]);
+        ck_assert_int_eq(r.res.reason, KR_DIVERGED_ITS);
+        free(r.x);
+    }
+    kr_csr_free(&A);
+    ck_assert_int_eq(kr_csr_alloc(g, 500, 500, 500, &A), KR_OK);
+    for (int32_t i = 0; i < 500; i++) {
+        A.colind[i] = i;
+        A.val[i] = 1.0 + i % 7;
+        A.rowptr[i + 1] = i + 1;
+    }
+    run r;
+    bcgs_stops_alike(g, &A, b, "jacobi", 100, 1e-12, "diagonal", &r);
+    ck_assert_int_gt(r.res.reason, 0);
+    ck_assert_int_eq(r.res.iterations, 1);
+    free(r.x);
+    kr_csr_free(&A);
+    static const double swap[4] = {0, 1, 1, 0}, e1[2] = {1, 0};
+    kt_dense_csr(g, 2, swap, &A);
+    bcgs_stops_alike(g, &A, e1, "none", 100, 0.0, "swap", &r);
+    ck_assert_int_eq(r.res.reason, KR_DIVERGED_BREAKDOWN);
+    ck_assert_int_eq(r.res.iterations, 0);
+    free(r.x);
+    kr_csr_free(&A);
+    static const double om[9] = {-1, -1, -1, -1, -1, 0, 2, 0, 1},
+                        b110[3] = {1, 1, 0};
+    kt_dense_csr(g, 3, om, &A);
+    bcgs_stops_alike(g, &A, b110, "none", 100, 0.0, "omega = 0", &r);
+    ck_assert_int_eq(r.res.reason, KR_DIVERGED_BREAKDOWN);
+    ck_assert_int_eq(r.res.iterations, 2);
+    free(r.x);
+    kr_csr_free(&A);
+    free(b);
+    kr_ctx_destroy(g);
+}
+END_TEST
+
 /* The batch length of the device loops (KRYLOV_BATCH, read at each solve)
  * changes how often the host reads the state back, never the iterates:
  * every method with Jacobi, over PELLR on the CPU (whose backend runs the
  * same loops) and the GPU (KRYLOV_PERSIST=0: the ops launched one by one),
- * and over CSR on the GPU (CG's and IDR's persistent batches), gives the
+ * and over CSR on the GPU (every method's persistent batches), gives the
  * same iterations and x bit for bit with batches of 1, 16 (the default)
  * and 64 (GMRES's cycles whole). */
 static void batch_lengths_on(kr_ctx *ctx, const kr_csr *A, const double *b,
                              const char *format)
 {
     static const char *const caps[] = {"1", "64"};
-    setenv("KRYLOV_PERSIST", "0", 1); /* the batches of launches */
     for (const char *const *m = kr_method_names(); *m; m++) {
         run d;
         solve_on(ctx, A, b, *m, format, "jacobi", &d);
@@ -495,7 +664,6 @@ static void batch_lengths_on(kr_ctx *ctx, const kr_csr *A, const double *b,
         }
         free(d.x);
     }
-    unsetenv("KRYLOV_PERSIST");
 }
 
 START_TEST(batch_lengths_same_iterates)
@@ -511,7 +679,9 @@ START_TEST(batch_lengths_same_iterates)
     setenv("KRYLOV_PERSIST", "0", 1); /* launched op by op */
     if (g) batch_lengths_on(g, &A, b, "pellr");
     unsetenv("KRYLOV_PERSIST");
-    if (g) batch_lengths_on(g, &A, b, "csr"); /* CG, IDR: persistent */
+    /* every method persistent (cuSPARSE's CSR SpMV, which the launches per
+     * step would use, may sum in another order from run to run) */
+    if (g) batch_lengths_on(g, &A, b, "csr");
     free(b);
     kr_csr_free(&A);
     kr_ctx_destroy(c);
@@ -1077,6 +1247,8 @@ int main(void)
     tcase_add_test(tc, cg_persist_matches);
     tcase_add_test(tc, cg_persist_stops);
     tcase_add_test(tc, cg_persist_skips_skewed);
+    tcase_add_test(tc, bcgs_persist_matches);
+    tcase_add_test(tc, bcgs_persist_stops);
     tcase_add_test(tc, pdl_same_iterates);
     tcase_add_test(tc, batch_lengths_same_iterates);
     tcase_add_test(tc, gmres_fused_op);
