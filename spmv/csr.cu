@@ -26,7 +26,11 @@ typedef struct csr_gpu {
 
 /* ALG1 ran faster than ALG2 on every matrix of the default benchmark set
  * on the H200 (ALG2 took 1.30x as long, geometric mean over the large
- * ones; bench/results/cusparse-alg-h200-2026-11-22.md). */
+ * ones; bench/results/cusparse-alg-h200-2026-11-22.md). Its sums are not
+ * the same bit for bit from run to run (GMRES over csr on poisson2d:40,
+ * whose restarts use it, ended in different last bits of x on an H100,
+ * 2026-11-27), where ALG2's are documented to be; csr is the cuSPARSE
+ * baseline, so it runs cuSPARSE's fastest. */
 static const cusparseSpMVAlg_t SPMV_ALG = CUSPARSE_SPMV_CSR_ALG1;
 /* cuSPARSE's documentation recommends ALG2 for row-major dense matrices
  * (ALG1 is written for column-major ones); both are deterministic. */

@@ -523,7 +523,7 @@ static outcome solve_fused(const kr_csr *A, const double *b, const char *pc,
  * converged to the test's tolerance, iterations within 3 + its / slack
  * (8: gpu_paths_agree's tolerance; 5: test_gpu's GPU against CPU) */
 static void assert_close(const outcome *a, const outcome *b, int32_t n,
-                         int slack, const char *what)
+                         int slack, double xtol, const char *what)
 {
     int its = b->res.iterations;
     ck_assert_msg(a->res.reason > 0 && b->res.reason > 0, "%s: %s, %s", what,
@@ -532,7 +532,8 @@ static void assert_close(const outcome *a, const outcome *b, int32_t n,
     ck_assert(b->res.true_rnorm <= 1.05e-8 * b->res.bnorm);
     ck_assert_msg(abs(its - a->res.iterations) <= 3 + its / slack,
                   "%s: %d vs %d iterations", what, a->res.iterations, its);
-    ck_assert(kt_rel_diff(n, a->x, b->x) < 1e-5);
+    double dx = kt_rel_diff(n, a->x, b->x);
+    ck_assert_msg(dx < xtol, "%s: x differs by %g", what, dx);
 }
 
 /* IDR(s) on one backend, fused (idr_update_vu with jacobi, PELLR's
@@ -556,8 +557,8 @@ static void fused_case(const kr_csr *A, const double *b, const char *pc, int s,
         ck_assert_int_gt(f.res.reason, 0);
         ck_assert(f.res.true_rnorm <= 1.05e-8 * f.res.bnorm);
     } else {
-        assert_close(&f, &u, A->nrows, 8, what);
-        assert_close(&f, cpu, A->nrows, 8, what);
+        assert_close(&f, &u, A->nrows, 8, 1e-5, what);
+        assert_close(&f, cpu, A->nrows, 8, 1e-5, what);
     }
     outcome_free(&f);
     outcome_free(&u);
@@ -670,8 +671,19 @@ static void persist_case(const kr_csr *A, const double *b, const char *spec,
         ck_assert_msg(persists ? np > 0 : np == 0, "%s: %d persistent batches",
                       what, np);
         ck_assert_int_eq(p.res.reason, ref.res.reason);
-        assert_close(&p, &ref, A->nrows, 5, what);
-        assert_close(&p, &cpu, A->nrows, 5, what);
+        /* two solutions within rtol 1e-8 by their true residuals differ
+         * by up to cond(A) 1e-8 (convdiff2d:150: about 1e4), and IDR(1)'s
+         * count moves with rounding as BiCGSTAB's does */
+        assert_close(&p, &ref, A->nrows, 4, 1e-4, what);
+        assert_close(&p, &cpu, A->nrows, 4, 1e-4, what);
+        if (k == 0) { /* the persistent run repeats bit for bit */
+            int again;
+            outcome q = solve_gpu_env(A, b, pc, &o, NULL, NULL, &again);
+            ck_assert_int_eq(q.res.iterations, p.res.iterations);
+            ck_assert_msg(!memcmp(q.x, p.x, (size_t)A->nrows * sizeof *q.x),
+                          "%s: two persistent runs differ", what);
+            outcome_free(&q);
+        }
         outcome_free(&p);
     }
     outcome_free(&ref);
@@ -732,7 +744,8 @@ START_TEST(persist_stops)
         ck_assert_int_eq(p.res.iterations, maxits[m]);
         ck_assert_int_eq(u.res.iterations, maxits[m]);
         double diff = kt_rel_diff(A->nrows, p.x, u.x);
-        ck_assert_msg(diff < 1e-5, "idr(%d), maxit %d: x differs by %g", s,
+        /* iterates short of convergence: rounding grows along the run */
+        ck_assert_msg(diff < 1e-3, "idr(%d), maxit %d: x differs by %g", s,
                       maxits[m], diff);
         const outcome *others[] = {&p1, &p7};
         for (int k = 0; k < 2; k++) {
