@@ -672,10 +672,14 @@ static void persist_case(const kr_csr *A, const double *b, const char *spec,
                       what, np);
         ck_assert_int_eq(p.res.reason, ref.res.reason);
         /* two solutions within rtol 1e-8 by their true residuals differ
-         * by up to cond(A) 1e-8 (convdiff2d:150: about 1e4), and IDR(1)'s
-         * count moves with rounding as BiCGSTAB's does */
-        assert_close(&p, &ref, A->nrows, 4, 1e-4, what);
-        assert_close(&p, &cpu, A->nrows, 4, 1e-4, what);
+         * by up to cond(A) 1e-8 (convdiff2d:150: about 1e4), and the
+         * count moves with rounding, IDR(1)'s most, as BiCGSTAB's does:
+         * on an H100 its persistent runs took 721 iterations against the
+         * per-op path's 536 (no preconditioner) and 618 against 796
+         * (Jacobi, 3 blocks), each run repeatable */
+        int slack = s == 1 ? 2 : 4;
+        assert_close(&p, &ref, A->nrows, slack, 1e-4, what);
+        assert_close(&p, &cpu, A->nrows, slack, 1e-4, what);
         outcome_free(&p);
     }
     outcome_free(&ref);
