@@ -581,14 +581,12 @@ typedef struct kr_backend_ops {
                                 const double *v, double *p, kr_bcgs_dev *s);
     /* bcgs_persist: `iters` (1..KR_BATCH_MAX) of the iteration that
      * bcgs_alpha ... bcgs_direction make with M^-1 = diag(d) (d NULL:
-     * none) in one launch, A read through its CSR view (`longest`: its
-     * longest row's entries); stops where those would, with the same
-     * state. The direction comes first, from beta and omega (p' = r +
-     * beta (p - omega v) into pn, v' = A M^-1 p' into vn, then p = pn and
-     * v = vn), so the first iteration of a run wants p = r, v = 0 and
-     * beta = omega = 0; t is scratch.
-     * GPU only (core/cuda_persist_bicgstab.cu), for n <=
-     * KR_PERSIST_MAX_ROWS. */
+     * none) in one launch, A read through its CSR view; stops where those
+     * would, with the same state. The direction comes first, from beta and
+     * omega (p' = r + beta (p - omega v) into pn, v' = A M^-1 p' into vn, then
+     * p = pn and v = vn), so the first iteration of a run wants p = r, v = 0
+     * and beta = omega = 0; t is scratch. GPU only
+     * (core/cuda_persist_bicgstab.cu), for n <= KR_PERSIST_MAX_ROWS. */
     kr_status (*bcgs_persist)(kr_ctx *ctx, const kr_csr_view *A, int iters,
                               const double *d, const double *rh, double *x,
                               double *r, double *p, double *v, double *pn,

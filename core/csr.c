@@ -150,13 +150,3 @@ void kr_csr_row_stats(const kr_csr *A, kr_row_stats *st)
     double var = sum2 / A->nrows - st->mean * st->mean;
     st->stddev = var > 0 ? sqrt(var) : 0.0;
 }
-
-int32_t kr_csr_longest_row(const kr_csr *A)
-{
-    int32_t most = 0;
-    for (int32_t i = 0; i < A->nrows; i++) {
-        int32_t len = A->rowptr[i + 1] - A->rowptr[i];
-        if (len > most) most = len;
-    }
-    return most;
-}

@@ -10,7 +10,5 @@
 kr_status kr_csr_check_head(kr_ctx *ctx, const kr_csr *A);
 /* Row i's checks, with kr_csr_check's message (rows numbered from 1). */
 kr_status kr_csr_check_row(kr_ctx *ctx, const kr_csr *A, int32_t i);
-/* The most entries of any row of A (0 for no rows). */
-int32_t kr_csr_longest_row(const kr_csr *A);
 
 #endif

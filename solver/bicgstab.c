@@ -12,11 +12,12 @@
  * is two preconditioner applies, two SpMVs and five kernels of its own
  * (r0^.v with alpha; s with s.s and the early test; t.s, t.t with omega;
  * the x and r update with r.r, r0^.r and the test; the p update), and no
- * host round trip. On a small system (up to KR_PERSIST_MAX_ROWS rows, A's
- * CSR in backend memory) with Jacobi or no preconditioner, the backend's
- * bcgs_persist runs a whole batch of that iteration in one launch, with
- * grid-wide barriers in place of the launches; the direction then comes
- * at the start of an iteration, made in the first SpMV's gather. */
+ * host round trip. On a small system (kr_dev_persists: up to
+ * KR_PERSIST_MAX_ROWS rows of similar lengths, A's CSR in backend memory) with
+ * Jacobi or no preconditioner, the backend's bcgs_persist runs a whole batch of
+ * that iteration in one launch, with grid-wide barriers in place of the
+ * launches; the direction then comes at the start of an iteration, made in the
+ * first SpMV's gather. */
 #include "core/error.h"
 #include "solver/multi.h"
 #include "solver/solver.h"

@@ -13,10 +13,11 @@
  * launches: the direction p' = z + beta p with the SpMV q = A p' and
  * p'.q, then the update, which also keeps p' for the next iteration
  * (KRYLOV_CG_FUSED=0 turns this off, for the tests that compare). On a
- * small system (up to KR_PERSIST_MAX_ROWS rows, A's CSR in backend
- * memory) the backend's cg_persist runs that fused iteration for a whole
- * batch in one launch, with grid-wide barriers in place of the launches.
- * Other preconditioners take the per-iteration path, scalars on the host. */
+ * small system (kr_dev_persists: up to KR_PERSIST_MAX_ROWS rows of
+ * similar lengths, A's CSR in backend memory) the backend's cg_persist runs
+ * that fused iteration for a whole batch in one launch, with grid-wide barriers
+ * in place of the launches. Other preconditioners take the per-iteration path,
+ * scalars on the host. */
 #include "core/error.h"
 #include "solver/multi.h"
 #include "solver/solver.h"

@@ -24,11 +24,11 @@
  * launches a step instead of six. KRYLOV_GMRES_FUSED=1 leaves the
  * projection to gemv_t_dev (four launches, bit for bit the iterates of
  * the separate ops), 0 turns the fusion off; the tests compare them.
- * On a small system (up to KR_PERSIST_MAX_ROWS rows, A's CSR in backend
- * memory, M diagonal) the backend's gm_persist runs those fused steps for
- * a whole batch in one launch, grid-wide barriers in place of the
- * launches, and every batch is a whole cycle (KRYLOV_PERSIST=0 turns it
- * off). */
+ * On a small system (kr_dev_persists: up to KR_PERSIST_MAX_ROWS rows of
+ * similar lengths, A's CSR in backend memory, M diagonal) the backend's
+ * gm_persist runs those fused steps for a whole batch in one launch, grid-wide
+ * barriers in place of the launches, and every batch is a whole cycle
+ * (KRYLOV_PERSIST=0 turns it off). */
 #include "core/error.h"
 #include "solver/multi.h"
 #include "solver/solver.h"

@@ -22,10 +22,11 @@
  * SpMVs on the GPU, and 3s+2 with both, not 5s+2 (14 for s = 4, not 22;
  * KRYLOV_IDR_FUSED=0 keeps the separate launches, for the tests that
  * compare and for timings). On a small system with a diagonal
- * preconditioner (up to KR_PERSIST_MAX_ROWS rows, A's CSR in backend
- * memory) the backend's idr_persist runs those fused steps for a whole
- * batch in one launch, with grid-wide barriers in place of the launches
- * (KRYLOV_PERSIST=0 turns it off). Larger s keep the host path below. */
+ * preconditioner (kr_dev_persists: up to KR_PERSIST_MAX_ROWS rows of
+ * similar lengths, A's CSR in backend memory) the backend's idr_persist runs
+ * those fused steps for a whole batch in one launch, with grid-wide barriers in
+ * place of the launches (KRYLOV_PERSIST=0 turns it off). Larger s keep the host
+ * path below. */
 #include "core/error.h"
 #include "solver/multi.h"
 #include "solver/solver.h"

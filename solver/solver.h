@@ -149,8 +149,8 @@ typedef struct kr_dev_loop {
     int period;
     int *phase;
     /* Optional: a batch is one launch that stops where the device's test
-     * fires (a persistent op: cg_persist, idr_persist), so iterations after a
-     * stop cost nothing and no graph is needed; batches are then KR_BATCH_MAX
+     * fires (a persistent op: cg_persist, gm_persist, ...), so iterations after
+     * a stop cost nothing and no graph is needed; batches are then KR_BATCH_MAX
      * long from the first (one when a monitor is set). */
     int whole;
 } kr_dev_loop;

@@ -4,7 +4,6 @@
  * own order (j = 0, 1, ...), the same order as the plain CSR loop. */
 #include "spmv/ellr.h"
 
-#include "core/csr.h"
 #include "core/error.h"
 #include "spmv/format.h"
 
@@ -51,7 +50,9 @@ kr_status kr_ellr_check_padding(kr_ctx *ctx, int32_t nrows, int32_t K,
 kr_status kr_ellr_host_build(kr_ctx *ctx, const kr_csr *A, kr_ellr_host *E)
 {
     memset(E, 0, sizeof *E);
-    const int32_t K = kr_csr_longest_row(A);
+    kr_row_stats rows;
+    kr_csr_row_stats(A, &rows);
+    const int32_t K = rows.max;
     const int64_t padded = (int64_t)A->nrows * K;
     KR_TRY(kr_ellr_check_padding(ctx, A->nrows, K, A->nnz));
     E->nrows = A->nrows;

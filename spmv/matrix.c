@@ -224,7 +224,12 @@ kr_status kr_matrix_create_opts(kr_ctx *ctx, const kr_csr *A,
     M->ncols = A->ncols;
     M->nnz = A->nnz;
     M->longest_row =
-        A->nrows <= KR_PERSIST_MAX_ROWS ? kr_csr_longest_row(A) : -1;
+        -1; /* a host pass: only where the persistent ops may run */
+    if (A->nrows <= KR_PERSIST_MAX_ROWS) {
+        kr_row_stats rows;
+        kr_csr_row_stats(A, &rows);
+        M->longest_row = rows.max;
+    }
     /* a host pass over the pattern costs a device build more than its
      * kernels: its fingerprint waits for kr_matrix_update_values */
     M->pattern_later = M->dev.rowptr != NULL;
