@@ -53,30 +53,83 @@ typedef struct idr_dev {
 
 static double *column(double *B, int32_t n, int j) { return KR_WORK(B, n, j); }
 
-/* P = s seeded random columns (uniform in [-1, 1), generated where they
- * live, the same numbers on every backend), orthonormalised by modified
- * Gram-Schmidt. Generating them on the host cost more than the whole solve
- * on a GPU. */
-kr_status kr_idr_shadow_space(kr_ctx *ctx, int32_t n, int s, uint64_t seed0,
-                              double *P)
+/* R (s x s, column-major, upper) with R^T R = Gram, Gram's upper
+ * triangle read; 0 where Gram is not positive definite (a column
+ * dependent on the ones before it, numbered from 0 in *col). */
+static int cholesky_upper(int s, const double *gram, double *R, int *col)
 {
     for (int j = 0; j < s; j++) {
-        double *pj = column(P, n, j), d, nrm;
-        uint64_t seed = seed0 + 0x632be59bd9b4e019ull * (uint64_t)j;
-        KR_TRY(ctx->ops->fill_random(ctx, n, seed, pj));
-        for (int i = 0; i < j; i++) {
-            const double *xs[1] = {column(P, n, i)}, *ys[1] = {pj};
-            KR_TRY(ctx->ops->dots(ctx, n, 1, xs, ys, &d));
-            KR_TRY(ctx->ops->axpby(ctx, n, -d, xs[0], 1.0, pj));
+        for (int i = 0; i <= j; i++) {
+            double v = gram[(size_t)j * s + i];
+            for (int k = 0; k < i; k++)
+                v -= R[(size_t)i * s + k] * R[(size_t)j * s + k];
+            if (i < j) {
+                R[(size_t)j * s + i] = v / R[(size_t)i * s + i];
+            } else if (v > 0.0) {
+                R[(size_t)j * s + j] = sqrt(v);
+            } else {
+                *col = j;
+                return 0;
+            }
         }
-        KR_TRY(kr_norm2(ctx, n, pj, &nrm));
-        if (!(nrm > 0))
-            return kr_fail(ctx, KR_ERR_BREAKDOWN,
-                           "idr: shadow vector %d is dependent on the others",
-                           j);
-        KR_TRY(ctx->ops->axpby(ctx, n, 1.0 / nrm, pj, 0.0, pj));
     }
+    return 1;
+}
+
+/* P = Q R in place (CholQR): the Gram matrix P^T P in one download, then
+ * q_j = (p_j - sum_{i<j} R_ij q_i) / R_jj. Sets *spread to the largest
+ * over the smallest R_jj: its square bounds how far Q is from
+ * orthonormal, in units of rounding. */
+static kr_status cholqr(kr_ctx *ctx, int32_t n, int s, double *P,
+                        double *scratch, double *host, double *spread)
+{
+    const kr_backend_ops *op = ctx->ops;
+    double *gram = host, *R = host + (size_t)s * s;
+    for (int j = 0; j < s; j++)
+        KR_TRY(op->gemv_t_dev(ctx, n, j + 1, P, n, column(P, n, j),
+                              scratch + (size_t)j * s));
+    KR_TRY(op->download(ctx, gram, scratch, (size_t)s * s * sizeof(double)));
+    int bad = 0;
+    if (!cholesky_upper(s, gram, R, &bad))
+        return kr_fail(ctx, KR_ERR_BREAKDOWN,
+                       "idr: shadow vector %d is dependent on the others",
+                       bad + 1);
+    double lo = INFINITY, hi = 0.0;
+    for (int j = 0; j < s; j++) {
+        double *pj = column(P, n, j), rjj = R[(size_t)j * s + j];
+        if (j > 0)
+            KR_TRY(op->gemv_n(ctx, n, j, P, n, R + (size_t)j * s, -1.0, pj));
+        KR_TRY(op->axpby(ctx, n, 1.0 / rjj, pj, 0.0, pj));
+        lo = fmin(lo, rjj);
+        hi = fmax(hi, rjj);
+    }
+    *spread = hi / lo;
     return KR_OK;
+}
+
+/* P = s seeded random columns (uniform in [-1, 1), generated where they
+ * live, the same numbers on every backend), orthonormalised by CholQR:
+ * one round trip where Gram-Schmidt took s (s + 1) / 2, which on a GPU
+ * cost more than a short solve. Random columns are nearly orthogonal
+ * already, so one pass leaves Q orthonormal to rounding; a second runs
+ * when the first pass's R was far from diagonal (tiny n). Generating the
+ * columns on the host cost more than the whole solve on a GPU. scratch:
+ * s * s doubles of backend memory, overwritten. */
+kr_status kr_idr_shadow_space(kr_ctx *ctx, int32_t n, int s, uint64_t seed0,
+                              double *P, double *scratch)
+{
+    for (int j = 0; j < s; j++) {
+        uint64_t seed = seed0 + 0x632be59bd9b4e019ull * (uint64_t)j;
+        KR_TRY(ctx->ops->fill_random(ctx, n, seed, column(P, n, j)));
+    }
+    double *host = malloc(2 * (size_t)s * (size_t)s * sizeof *host);
+    if (!host) return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
+    double spread = 0.0;
+    kr_status st = cholqr(ctx, n, s, P, scratch, host, &spread);
+    if (st == KR_OK && spread > 1e3)
+        st = cholqr(ctx, n, s, P, scratch, host, &spread);
+    free(host);
+    return st;
 }
 
 /* c = M(k:s,k:s) \ f(k:s), M lower triangular */
@@ -363,7 +416,7 @@ static kr_status iterate(kr_solve_args *a, kr_result *res, idr_dev *d,
     KR_TRY(kr_norm2(ctx, n, d->r, &rnorm));
     res->reason = kr_solver_check(a, res, 0, rnorm);
     if (res->reason != KR_ITERATING) return KR_OK;
-    KR_TRY(kr_idr_shadow_space(a->ctx, a->n, s, a->opt->seed, d->P));
+    KR_TRY(kr_idr_shadow_space(a->ctx, a->n, s, a->opt->seed, d->P, d->G));
     /* the first cycle reads columns of U and G it has not written yet:
      * they start at 0 on every run, whatever the last solve left there */
     for (int j = 0; j < s; j++) {

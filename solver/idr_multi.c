@@ -208,7 +208,8 @@ static kr_status iterate(idr_multi *d)
         kr_multi_check(m, j, 0, rn[j]);
     }
     if (!m->run) return KR_OK;
-    KR_TRY(kr_idr_shadow_space(ctx, n, s, m->opt->seed, d->P));
+    /* scratch: G's and U's blocks, 2 s n k >= s s doubles, zeroed below */
+    KR_TRY(kr_idr_shadow_space(ctx, n, s, m->opt->seed, d->P, gblock(d, 0)));
     /* the first cycle reads U and G before writing them (idr.c) */
     for (int i = 0; i < 2 * s; i++) /* kr_vec sizes: n*k fits int32 */
         KR_TRY(

@@ -70,11 +70,11 @@ KR_METHOD_LIST(KR_DECLARE_MULTI)
 
 /* IDR(s)'s pieces that its multi-column loop shares (solver/idr.c): the
  * shadow space P (s orthonormal columns of n, column-major) from the
- * seed, and its dimension for n. Its small dense steps (kr_idr_solve_c,
- * kr_idr_solve_h, kr_idr_omega) are core/backend.h's, shared with the
- * device-scalar ops. */
+ * seed (scratch: s * s doubles of backend memory), and its dimension
+ * for n. Its small dense steps (kr_idr_solve_c, kr_idr_solve_h,
+ * kr_idr_omega) are core/backend.h's, shared with the device-scalar ops. */
 kr_status kr_idr_shadow_space(kr_ctx *ctx, int32_t n, int s, uint64_t seed,
-                              double *P);
+                              double *P, double *scratch);
 int kr_idr_shadow_dim(const kr_solve_options *o, int32_t n);
 
 /* CG's reason for a device stop other than STOP_CHECK (kr_cg_dev's

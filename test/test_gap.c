@@ -173,11 +173,12 @@ static int assert_bookkeeping(const kr_result *res, const kt_monitor_log *l,
 /* -------------------------------------------------------------- tests */
 
 /* rdb3200l, IDR(4) + block-Jacobi, rtol 1e-9, the case of the CPU
- * bjacobi table: without the check it stopped at iteration 606 reporting
- * convergence with ||b - A x|| / ||b|| = 1.03e-9. With it the solve
- * restarts there and ends with the true residual below rtol; with no
- * restarts allowed it stops at the same iteration as
- * DIVERGED_RESIDUAL_GAP. */
+ * bjacobi table: without the check it stopped reporting convergence with
+ * ||b - A x|| / ||b|| = 1.03e-9. With it the solve restarts there and
+ * ends with the true residual below rtol; with no restarts allowed it
+ * stops at the same iteration as DIVERGED_RESIDUAL_GAP. The gap depends
+ * on the shadow space's rounding: seed 4 shows it with the CholQR one
+ * (seeds 1-16 tried, 2026-11-27; the default seed 1 converges cleanly). */
 START_TEST(real_gap_case)
 {
     sys s;
@@ -190,6 +191,7 @@ START_TEST(real_gap_case)
     double tol = 1e-9 * s.bnorm;
     kr_solve_options o = options("idr", 1e-9, &l);
     o.maxit = 50000;
+    o.seed = 4;
     sys_solve(&s, NULL, &o, &res);
     ck_assert_msg(res.reason == KR_CONVERGED_RTOL, "%s",
                   kr_reason_name(res.reason));
