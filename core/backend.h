@@ -55,13 +55,17 @@ static inline KR_HOST_DEVICE double kr_hash_uniform(uint64_t seed, int64_t i)
  * idr_persist) runs its batches as one launch each; above, an iteration's
  * launches cost less than its memory traffic. */
 #define KR_PERSIST_MAX_ROWS (1 << 18)
-/* ... and whose longest row has at most this many times the mean row's
- * entries: a warp of the persistent SpMV waits for its longest row, where
- * the formats spread long rows. Measured on an H100 (CG + Jacobi):
- * memplus (longest 81 x the mean) 17.8 us an iteration per launch, 32
- * persistent; bcsstk38 (14 x) 16.8 both ways; the matrices of 1.3-3.9 x
- * 15-20% faster persistent. */
+/* ... and whose rows have at most this many times the mean row's
+ * entries, but for at most KR_PERSIST_LONG_ROWS rows of at most
+ * KR_PERSIST_LONGEST: a warp of the persistent SpMV waits for its longest
+ * row, and only a few long rows a block are summed by the whole block
+ * (core/cuda_persist.cuh). Measured on an H100 (CG + Jacobi), before the
+ * blocks summed long rows: memplus (longest 81 x the mean; 200 rows above
+ * 8 x) 17.8 us an iteration per launch, 32 persistent; bcsstk38 (14 x;
+ * 2 rows above 8 x) 16.8 both ways. */
 #define KR_PERSIST_MAX_SKEW 8
+#define KR_PERSIST_LONG_ROWS 64
+#define KR_PERSIST_LONGEST 4096
 
 /* Why a device-side iteration stopped (kr_dev_head.stop). */
 enum {
@@ -234,14 +238,31 @@ static inline KR_HOST_DEVICE int kr_gm_is_happy(const double *h, int j)
 }
 
 /* Rotates column h (step j) by the previous rotations, makes the one that
- * zeroes H(j+1,j) and applies it to g. Returns 0 if R(j,j) would be 0. */
+ * zeroes H(j+1,j) and applies it to g. Returns 0 if R(j,j) would be 0.
+ * The rotation's inputs are read one rotation ahead: the stores to h do
+ * not touch them, so on the GPU (thread 0 of a persistent block) their
+ * loads overlap the previous rotation's arithmetic; the sums are the
+ * same. */
 static inline KR_HOST_DEVICE int kr_gm_givens(double *h, double *cs, double *sn,
                                               double *g, int j)
 {
-    for (int i = 0; i < j; i++) {
-        double t = cs[i] * h[i] + sn[i] * h[i + 1];
-        h[i + 1] = -sn[i] * h[i] + cs[i] * h[i + 1];
-        h[i] = t;
+    if (j > 0) {
+        double hi = h[0], c = cs[0], s = sn[0], hn = h[1];
+        for (int i = 0; i < j; i++) {
+            double c1 = 0.0, s1 = 0.0, h1 = 0.0;
+            if (i + 1 < j) {
+                c1 = cs[i + 1];
+                s1 = sn[i + 1];
+                h1 = h[i + 2];
+            }
+            const double t = c * hi + s * hn;
+            hi = -s * hi + c * hn;
+            h[i] = t;
+            c = c1;
+            s = s1;
+            hn = h1;
+        }
+        h[j] = hi;
     }
     double d = hypot(h[j], h[j + 1]);
     if (d == 0.0) return 0;
@@ -254,17 +275,16 @@ static inline KR_HOST_DEVICE int kr_gm_givens(double *h, double *cs, double *sn,
     return 1;
 }
 
-/* GMRES's step after the two Gram-Schmidt passes: column j = h + h2,
- * H(j+1,j) = sqrt(vv), the rotations, the residual estimate |g_{j+1}|
- * recorded and tested; the stop code says how the cycle goes on. */
-static inline KR_HOST_DEVICE void kr_gm_dev_step(kr_gm_dev *s, double vv)
+/* GMRES's step once column j holds h + h2 (the two Gram-Schmidt passes'
+ * coefficients): H(j+1,j) = sqrt(vv), the rotations, the residual
+ * estimate |g_{j+1}| recorded and tested; the stop code says how the
+ * cycle goes on. */
+static inline KR_HOST_DEVICE void kr_gm_dev_rotate(kr_gm_dev *s, double vv)
 {
     int m = s->m, j = s->j;
     double *H = kr_gm_dev_H(s), *cs = H + (size_t)(m + 1) * (size_t)m;
-    double *sn = cs + m, *g = sn + m, *h2 = g + m + 1;
+    double *sn = cs + m, *g = sn + m;
     double *h = H + (size_t)j * (size_t)(m + 1);
-    for (int i = 0; i <= j; i++)
-        h[i] += h2[i];
     h[j + 1] = sqrt(vv);
     double hn = h[j + 1];
     int happy = kr_gm_is_happy(h, j);
@@ -281,6 +301,23 @@ static inline KR_HOST_DEVICE void kr_gm_dev_step(kr_gm_dev *s, double vv)
         s->h.stop = KR_DEV_STOP_HAPPY;
     else if (j + 1 == m)
         s->h.stop = KR_DEV_STOP_CYCLE;
+}
+
+/* h2, the second pass's coefficients: in the state after g */
+static inline KR_HOST_DEVICE double *kr_gm_dev_h2(kr_gm_dev *s)
+{
+    return kr_gm_dev_H(s) + (size_t)(s->m + 1) * (size_t)s->m + 3 * s->m + 1;
+}
+
+/* GMRES's step after the two Gram-Schmidt passes: column j += h2, then
+ * kr_gm_dev_rotate. */
+static inline KR_HOST_DEVICE void kr_gm_dev_step(kr_gm_dev *s, double vv)
+{
+    double *h = kr_gm_dev_H(s) + (size_t)s->j * (size_t)(s->m + 1);
+    const double *h2 = kr_gm_dev_h2(s);
+    for (int i = 0; i <= s->j; i++)
+        h[i] += h2[i];
+    kr_gm_dev_rotate(s, vv);
 }
 
 /* ------------------------------------------------------------------

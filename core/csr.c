@@ -132,6 +132,14 @@ void kr_csr_matvec(const kr_csr *A, const double *x, double *y)
     }
 }
 
+int32_t kr_csr_rows_longer(const kr_csr *A, double len)
+{
+    int32_t count = 0;
+    for (int32_t i = 0; i < A->nrows; i++)
+        count += A->rowptr[i + 1] - A->rowptr[i] > len;
+    return count;
+}
+
 void kr_csr_row_stats(const kr_csr *A, kr_row_stats *st)
 {
     memset(st, 0, sizeof *st);

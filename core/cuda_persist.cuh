@@ -39,17 +39,41 @@ static __device__ double block_total(double v, double *sh)
     return v;
 }
 
+/* Partial sums a lane loads before it adds them: a trip to L2 for the
+ * lot, where a loop of dependent adds made one per load (measured on an
+ * H100: 2,400 of CG's 24,000 cycles an iteration went to one total). 9
+ * cover two blocks an SM on 132 SMs. */
+#define TOTAL_LOADS 9
+
+/* The sum of part[0..nb) in lane 0 of the calling warp (every lane
+ * takes part), lane l adding part[l], part[l + 32], ... in that order,
+ * then the warp's shuffles: one fixed order whatever the block. */
+static __device__ __forceinline__ double warp_total(const double *part,
+                                                    unsigned nb)
+{
+    const unsigned lane = threadIdx.x % 32;
+    double v = 0.0;
+    for (unsigned b0 = lane; b0 < nb; b0 += 32 * TOTAL_LOADS) {
+        double t[TOTAL_LOADS];
+#pragma unroll
+        for (int u = 0; u < TOTAL_LOADS; u++)
+            t[u] = b0 + 32 * u < nb ? __ldcg(part + b0 + 32 * u) : 0.0;
+#pragma unroll
+        for (int u = 0; u < TOTAL_LOADS; u++)
+            v += t[u];
+    }
+    for (int off = 16; off > 0; off /= 2)
+        v += __shfl_down_sync(~0u, v, off);
+    return v;
+}
+
 /* The sum of part[0..gridDim.x), in every thread of every block, in one
  * fixed order (after the barrier that follows the writes). */
 static __device__ double grid_total(const double *part, double *sh)
 {
     __shared__ double total;
     if (threadIdx.x < 32) {
-        double v = 0.0;
-        for (unsigned b = threadIdx.x; b < gridDim.x; b += 32)
-            v += __ldcg(part + b);
-        for (int off = 16; off > 0; off /= 2)
-            v += __shfl_down_sync(~0u, v, off);
+        const double v = warp_total(part, gridDim.x);
         if (threadIdx.x == 0) total = v;
     }
     (void)sh;
@@ -69,12 +93,7 @@ static __device__ void grid_totals_k(const double *part, double *out)
     __shared__ double total[K];
     const unsigned warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     if (warp < K) {
-        const double *mine = part + (size_t)warp * gridDim.x;
-        double v = 0.0;
-        for (unsigned b = lane; b < gridDim.x; b += 32)
-            v += __ldcg(mine + b);
-        for (int off = 16; off > 0; off /= 2)
-            v += __shfl_down_sync(~0u, v, off);
+        const double v = warp_total(part + (size_t)warp * gridDim.x, gridDim.x);
         if (lane == 0) total[warp] = v;
     }
     __syncthreads();
@@ -150,20 +169,16 @@ static __device__ void block_parts(const double (&acc)[N], int m, double *ws,
     }
 }
 
-/* tot[j] = the sum of part[j * gridDim.x ..] over the blocks for j < m
- * (at most PERSIST_BLOCK / 32), warp j adding in one fixed order, after
- * the barrier that follows the writes; tot in shared memory, valid in
- * every thread on return. */
+/* tot[j] = the sum of part[j * gridDim.x ..] over the blocks for j < m,
+ * warp j % (PERSIST_BLOCK / 32) adding in one fixed order, after the
+ * barrier that follows the writes; tot in shared memory, valid in every
+ * thread on return. */
 static __device__ void grid_totals_n(const double *part, int m, double *tot)
 {
     const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    if (warp < m) {
-        double v = 0.0;
-        for (unsigned b = lane; b < gridDim.x; b += 32)
-            v += __ldcg(part + (size_t)warp * gridDim.x + b);
-        for (int off = 16; off > 0; off /= 2)
-            v += __shfl_down_sync(~0u, v, off);
-        if (lane == 0) tot[warp] = v;
+    for (int j = warp; j < m; j += PERSIST_BLOCK / 32) {
+        const double v = warp_total(part + (size_t)j * gridDim.x, gridDim.x);
+        if (lane == 0) tot[j] = v;
     }
     __syncthreads();
 }
@@ -174,9 +189,9 @@ static __device__ void grid_totals_n(const double *part, int m, double *tot)
  * long row waits for a quarter of the dependent loads. */
 template <int STEP, typename Gather>
 static __device__ __forceinline__ double
-row_part(const kr_csr_view &A, int32_t first, int32_t hi, Gather gather)
+row_part(const kr_csr_view &A, int32_t first, int32_t hi, Gather gather,
+         double acc = 0.0)
 {
-    double acc = 0.0;
     for (int32_t k = first; k < hi; k += UNROLL * STEP) {
         int32_t c[UNROLL];
         double v[UNROLL], g[UNROLL];
@@ -196,45 +211,185 @@ row_part(const kr_csr_view &A, int32_t first, int32_t hi, Gather gather)
     return acc;
 }
 
+/* The first V x UNROLL entries of the row each sub-warp takes first (all
+ * of them in most rows), held in shared memory for the whole launch (the
+ * rows a sub-warp takes are the same every iteration), with where the
+ * rest of the row begins and ends: an iteration's SpMV then waits for its
+ * gathers, not for rowptr and then the entries, and a longer row for its
+ * tail's entries and gathers alone. Thread t keeps its UNROLL entries in
+ * slots [u][t] (no bank conflicts) and reads only its own, so no barrier
+ * is needed. Measured on an H100 (bcsstk16, CG): the SpMV phase went from
+ * 7,600 to 5,000 cycles.
+ *
+ * A row of more than LONG_ROW_ROUNDS rounds of its sub-warp (LONG_ROW_ROUNDS x
+ * V x UNROLL entries) would keep every block waiting at the next barrier for
+ * that one sub-warp: the block's first LONG_ROWS_MAX such rows are summed by
+ * all its threads instead, after its other rows (long_rows), and their
+ * sub-warps skip them (end = -1). */
+#define LONG_ROW_ROUNDS 4
+#define LONG_ROWS_MAX 8
+struct held_entries {
+    int32_t c[UNROLL][PERSIST_BLOCK];
+    double v[UNROLL][PERSIST_BLOCK];
+    int32_t tail[PERSIST_BLOCK], end[PERSIST_BLOCK];
+    int64_t long_row[LONG_ROWS_MAX];
+    int32_t long_lo[LONG_ROWS_MAX], long_hi[LONG_ROWS_MAX];
+    int nlong;
+};
+
+/* Lists this thread's row in h's long rows if it is long and, in thread
+ * order, among the block's first LONG_ROWS_MAX; returns whether it was listed
+ * (in every lane of the row's sub-warp). Every thread of the block calls
+ * it. */
+template <int V>
+static __device__ bool list_long(held_entries &h, int64_t i, int32_t lo,
+                                 int32_t hi, bool is_long)
+{
+    __shared__ int warp_count[PERSIST_BLOCK / 32];
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const bool vote = is_long && threadIdx.x % V == 0;
+    const unsigned mask = __ballot_sync(~0u, vote);
+    if (lane == 0) warp_count[warp] = __popc(mask);
+    __syncthreads();
+    int pos = __popc(mask & ((1u << lane) - 1)), total = 0;
+    for (int w = 0; w < PERSIST_BLOCK / 32; w++) {
+        if (w < warp) pos += warp_count[w];
+        total += warp_count[w];
+    }
+    const bool listed = vote && pos < LONG_ROWS_MAX;
+    if (listed) {
+        h.long_row[pos] = i;
+        h.long_lo[pos] = lo;
+        h.long_hi[pos] = hi;
+    }
+    if (threadIdx.x == 0)
+        h.nlong = total < LONG_ROWS_MAX ? total : LONG_ROWS_MAX;
+    return __shfl_sync(~0u, listed, lane - lane % V);
+}
+
+/* Loads the held rows (csr_rows's first pass); every persistent kernel
+ * calls it once, at its start, and hands the result to csr_rows. */
+template <int V>
+static __device__ const held_entries &hold_rows(const kr_csr_view &A)
+{
+    __shared__ held_entries h;
+    const int lane = threadIdx.x % V, t = threadIdx.x;
+    const int64_t warp = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
+    const int64_t i = warp * (32 / V) + (threadIdx.x % 32) / V;
+    int32_t lo = 0, hi = 0;
+    if (i < A.nrows) {
+        lo = __ldg(A.rowptr + i);
+        hi = __ldg(A.rowptr + i + 1);
+    }
+    if (list_long<V>(h, i, lo, hi, hi - lo > LONG_ROW_ROUNDS * V * UNROLL))
+        hi = lo = -1; /* the block sums it */
+#pragma unroll
+    for (int u = 0; u < UNROLL; u++) {
+        const int32_t k = lo + lane + u * V;
+        h.c[u][t] = k < hi ? __ldg(A.colind + k) : -1;
+        h.v[u][t] = k < hi ? __ldg(A.val + k) : 0.0;
+    }
+    h.tail[t] = hi - lo > V * UNROLL ? lo + V * UNROLL : hi;
+    h.end[t] = hi;
+    __syncthreads(); /* nlong and the list, for every thread */
+    return h;
+}
+
+/* The block's long rows (hold_rows), each summed by all its threads,
+ * UNROLL entries a thread a round, then over the block in a fixed order:
+ * finish(i, y_i) in thread 0. Every thread of the block calls it. */
+template <typename Gather, typename Finish>
+static __device__ void long_rows(const kr_csr_view &A, const held_entries &h,
+                                 Gather gather, Finish finish)
+{
+    __shared__ double red[PERSIST_BLOCK / 32];
+    for (int r = 0; r < h.nlong; r++) {
+        double y = row_part<PERSIST_BLOCK>(A, h.long_lo[r] + threadIdx.x,
+                                           h.long_hi[r], gather);
+        y = block_sum(y, red);
+        if (threadIdx.x == 0) finish(h.long_row[r], y);
+    }
+}
+
+/* row_part's first round over a held row: the same products, added in
+ * the same order */
+template <typename Gather>
+static __device__ __forceinline__ double held_part(const held_entries &h,
+                                                   Gather gather)
+{
+    const int t = threadIdx.x;
+    int32_t c[UNROLL];
+    double g[UNROLL];
+#pragma unroll
+    for (int u = 0; u < UNROLL; u++) {
+        c[u] = h.c[u][t];
+        g[u] = c[u] < 0 ? 0.0 : gather(c[u]);
+    }
+    double acc = 0.0;
+#pragma unroll
+    for (int u = 0; u < UNROLL; u++)
+        if (c[u] >= 0) acc += h.v[u][t] * g[u];
+    return acc;
+}
+
 /* y_i = sum_k A_ik x(c_k) for every row i, x(c) = gather(c), handed to
  * finish(i, y_i) in lane 0 of the row's sub-warp. Rows go to sub-warps of
  * V lanes, a warp's 32 / V rows at a time, so the loop's bounds are the
  * same for the whole warp (its shuffles need every lane): block b takes
  * the chunks of PERSIST_BLOCK / V rows numbered b, b + gridDim.x, ...,
  * which GMRES's kernel relies on to keep its rows' vector entries in one
- * block (core/cuda_persist_gmres.cu). A warp waits
- * for its longest row, so the callers keep to matrices whose longest row
- * is a few times the mean (kr_persist_rows_ok). */
+ * block (core/cuda_persist_gmres.cu). The first pass reads the rows'
+ * heads hold_rows holds from h, and the block's long rows come last. A
+ * warp waits for its longest row, so the callers keep to matrices with
+ * few rows much longer than the mean (kr_dev_persists). */
 template <int V, typename Gather, typename Finish>
-static __device__ void csr_rows(const kr_csr_view &A, Gather gather,
-                                Finish finish)
+static __device__ void csr_rows(const kr_csr_view &A, const held_entries &h,
+                                Gather gather, Finish finish)
 {
     const int lane = threadIdx.x % V, rows_per_warp = 32 / V;
     const int64_t warp = ((int64_t)blockIdx.x * blockDim.x + threadIdx.x) / 32;
     const int64_t warps = (int64_t)gridDim.x * blockDim.x / 32;
     const int sub = (threadIdx.x % 32) / V;
-    for (int64_t base = warp * rows_per_warp; base < A.nrows;
-         base += warps * rows_per_warp) {
+    const int64_t first = warp * rows_per_warp;
+    for (int64_t base = first; base < A.nrows; base += warps * rows_per_warp) {
         const int64_t i = base + sub;
-        int32_t lo = 0, hi = 0;
-        if (i < A.nrows) {
-            lo = __ldg(A.rowptr + i);
-            hi = __ldg(A.rowptr + i + 1);
+        double acc;
+        if (base == first) {
+            const int t = threadIdx.x;
+            acc = held_part(h, gather);
+            if (h.tail[t] < h.end[t])
+                acc = row_part<V>(A, h.tail[t] + lane, h.end[t], gather, acc);
+        } else {
+            int32_t lo = 0, hi = 0;
+            if (i < A.nrows) {
+                lo = __ldg(A.rowptr + i);
+                hi = __ldg(A.rowptr + i + 1);
+            }
+            acc = row_part<V>(A, lo + lane, hi, gather);
         }
-        double acc = row_part<V>(A, lo + lane, hi, gather);
         for (int off = V / 2; off > 0; off /= 2)
             acc += __shfl_down_sync(~0u, acc, off, V);
-        if (lane == 0 && i < A.nrows) finish(i, acc);
+        const bool listed = base == first && h.end[threadIdx.x] < 0;
+        if (lane == 0 && i < A.nrows && !listed) finish(i, acc);
     }
+    long_rows(A, h, gather, finish);
 }
 
-/* Lanes per row: about the mean row length, 2 to 32. */
-static inline int lanes_per_row(const kr_csr_view *A)
+/* Lanes per row: about the mean row length, 2 to 32; halved where the
+ * rows would take a second pass of the sub-warps resident at once (two
+ * blocks an SM) and half as many still hold a mean row (UNROLL entries a
+ * lane): the second pass reads rowptr and then its rows from memory,
+ * where a held row's tail is one trip (bcsstk16: 32 lanes and two
+ * passes, or 16 and one). */
+static inline int lanes_per_row(kr_ctx *ctx, const kr_csr_view *A)
 {
     double mean = A->nrows ? (double)A->nnz / A->nrows : 0.0;
     int v = 2;
     while (v < 32 && 2 * v <= mean)
         v *= 2;
+    const int64_t resident = 2LL * kr_cuda(ctx)->sm_count * PERSIST_BLOCK;
+    if ((int64_t)A->nrows * v > resident && v > 2 && v / 2 * UNROLL >= mean)
+        v /= 2;
     return v;
 }
 
@@ -291,7 +446,7 @@ static inline kr_status persist_launch(kr_ctx *ctx, const char *op,
     if (iters < 1 || iters > KR_BATCH_MAX)
         return kr_fail(ctx, KR_ERR_ARG, "%s: %d iterations outside 1..%d", op,
                        iters, KR_BATCH_MAX);
-    const int lanes = lanes_per_row(A);
+    const int lanes = lanes_per_row(ctx, A);
     const void *kernel = kernel_for(lanes);
     int nb = 1;
     KR_TRY(

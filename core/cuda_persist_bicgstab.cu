@@ -67,12 +67,13 @@ static __device__ void bcgs_part(const bcgs_persist_args &a, int k, double v,
 /* Phase 1: pn = p', vn = A M^-1 pn, and this block's r0^.vn. */
 template <int V>
 static __device__ void bcgs_phase_v(const bcgs_persist_args &a,
-                                    const kr_bcgs_dev *s, double *sh)
+                                    const held_entries &h, const kr_bcgs_dev *s,
+                                    double *sh)
 {
     const double b = s->beta, c = -s->beta * s->omega;
     double rv = 0.0;
     csr_rows<V>(
-        a.A, [&](int32_t j) { return bcgs_pc(a, j, bcgs_dir(a, j, c, b)); },
+        a.A, h, [&](int32_t j) { return bcgs_pc(a, j, bcgs_dir(a, j, c, b)); },
         [&](int64_t i, double vi) {
             a.pn[i] = bcgs_dir(a, i, c, b);
             a.vn[i] = vi;
@@ -84,12 +85,14 @@ static __device__ void bcgs_phase_v(const bcgs_persist_args &a,
 /* Phase 2: t = A M^-1 s, and this block's s.s, t.s and t.t. */
 template <int V>
 static __device__ void bcgs_phase_t(const bcgs_persist_args &a,
-                                    const kr_bcgs_dev *s, double *sh)
+                                    const held_entries &h, const kr_bcgs_dev *s,
+                                    double *sh)
 {
     const double malpha = -s->alpha;
     double ss = 0.0, ts = 0.0, tt = 0.0;
     csr_rows<V>(
-        a.A, [&](int32_t j) { return bcgs_pc(a, j, bcgs_s_at(a, j, malpha)); },
+        a.A, h,
+        [&](int32_t j) { return bcgs_pc(a, j, bcgs_s_at(a, j, malpha)); },
         [&](int64_t i, double ti) {
             const double si = bcgs_s_at(a, i, malpha);
             a.t[i] = ti;
@@ -147,16 +150,17 @@ __global__ void __launch_bounds__(PERSIST_BLOCK)
     __shared__ shared_state<kr_bcgs_dev> st;
     cg::grid_group grid = cg::this_grid();
     kr_bcgs_dev *s = st.get();
+    const held_entries &h = hold_rows<V>(a.A);
     state_load(&st, a.s);
     double tot[3];
     for (int it = 0; it < a.iters && !s->h.stop; it++) {
-        bcgs_phase_v<V>(a, s, sh);
+        bcgs_phase_v<V>(a, h, s, sh);
         grid.sync();
         grid_totals_k<1>(a.part + (size_t)SLOT_RV * gridDim.x, tot);
         if (threadIdx.x == 0) kr_bcgs_dev_alpha(s, tot[0]);
         __syncthreads();
         if (s->h.stop) break;
-        bcgs_phase_t<V>(a, s, sh);
+        bcgs_phase_t<V>(a, h, s, sh);
         grid.sync();
         grid_totals_k<3>(a.part + (size_t)SLOT_SS * gridDim.x, tot);
         if (threadIdx.x == 0) {

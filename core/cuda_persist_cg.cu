@@ -20,12 +20,13 @@ struct cg_persist_args {
 /* Phase 1: pn = zk + beta p and q = A pn, gathering zk and p (no barrier
  * between the direction and the SpMV), and this block's part of pn.q. */
 template <int V>
-static __device__ double cg_dir_spmv(const cg_persist_args &a, const double *zk,
+static __device__ double cg_dir_spmv(const cg_persist_args &a,
+                                     const held_entries &h, const double *zk,
                                      double beta)
 {
     double pq = 0.0;
     csr_rows<V>(
-        a.A,
+        a.A, h,
         [&](int32_t c) { return fma(beta, __ldcg(a.p + c), __ldcg(zk + c)); },
         [&](int64_t i, double qi) {
             const double pni = fma(beta, __ldcg(a.p + i), __ldcg(zk + i));
@@ -69,12 +70,13 @@ __global__ void __launch_bounds__(PERSIST_BLOCK)
     __shared__ shared_state<kr_cg_dev> st;
     cg::grid_group grid = cg::this_grid();
     kr_cg_dev *s = st.get();
+    const held_entries &h = hold_rows<V>(a.A);
     state_load(&st, a.s);
     const double *zk = a.d ? a.z : a.r;
     double *part = a.part;
     const unsigned nb = gridDim.x;
     for (int it = 0; it < a.iters && !s->h.stop; it++) {
-        double pq = block_total(cg_dir_spmv<V>(a, zk, s->beta), sh);
+        double pq = block_total(cg_dir_spmv<V>(a, h, zk, s->beta), sh);
         if (threadIdx.x == 0) part[blockIdx.x] = pq;
         grid.sync();
         pq = grid_total(part, sh);
@@ -90,8 +92,10 @@ __global__ void __launch_bounds__(PERSIST_BLOCK)
             part[2 * nb + blockIdx.x] = rr;
         }
         grid.sync();
-        rz = grid_total(part + nb, sh);
-        rr = grid_total(part + 2 * nb, sh);
+        double zr[2];
+        grid_totals_k<2>(part + nb, zr);
+        rz = zr[0];
+        rr = zr[1];
         if (threadIdx.x == 0) kr_cg_dev_update(s, rz, rr);
         __syncthreads();
     }

@@ -6,21 +6,26 @@
  * Gram-Schmidt with re-orthogonalisation needs:
  *   1. v_j = inv u and w = A (d .* v_j), the scaling and the Jacobi
  *      folded into the gather; the block's share of h = V^T w;
- *   2. h; w -= V h; the block's share of h2 = V^T w;
+ *   2. h; w -= V h and, from the same loads of V, the block's share of
+ *      h2 = V^T w;
  *   3. h2; w -= V h2; the block's share of w.w;
- * then w.w and kr_gm_dev_step on each block's copy of the state, and the
- * next step's SpMV starts without a barrier (it gathers w, complete since
- * barrier 3). Every block totals all k columns itself (a warp a column,
- * the blocks in one order): with at most two blocks an SM that is a few
- * loads a lane, less than the barrier a split of the totals over the
- * blocks would add.
+ * then w.w and kr_gm_dev_rotate on each block's copy of the state, and
+ * the next step's SpMV starts without a barrier (it gathers w, complete
+ * since barrier 3). Every block totals all k columns itself (a warp a
+ * column, the blocks in one order): with at most two blocks an SM that
+ * is one trip to L2 a warp, less than the barrier a split of the totals
+ * over the blocks would add.
  *
  * The rows of w and of V's columns are each one block's: the chunks of
  * PERSIST_BLOCK / V rows csr_rows gives a block (chunk c to block
  * c mod gridDim.x), in every phase; only u, gathered in phase 1, is read
- * across blocks, and it is written in phase 3 of the step before. The
- * partial sums of the three phases have slots of their own (m, m and 1
- * per block), each rewritten only a step later, after two barriers. */
+ * across blocks, and it is written in phase 3 of the step before. In
+ * phases 1-3 the block's threads are G column groups (gm_layout): a
+ * block has a few dozen rows on a small matrix, so a thread a row, as
+ * this kernel first had, left most threads idle and made a row's sum
+ * over 31 columns four trips to L2, where it is now one. The partial
+ * sums of the three phases have slots of their own (m, m and 1 per
+ * block), each rewritten only a step later, after two barriers. */
 #include "core/cuda_persist.cuh"
 #include "core/cuda_persist.h"
 
@@ -33,83 +38,139 @@ struct gm_persist_args {
     kr_gm_dev *s;
     double *part; /* (2 m + 1) * gridDim.x partial sums */
     int m, steps;
+    int group; /* column groups in phases 1-3: gm_group */
 };
 
-/* f(i) for each of this block's rows i, a thread a row: its chunks
- * (numbers blockIdx.x + q gridDim.x) blockDim.x / chunk at a time. */
-template <typename F>
-static __device__ void block_rows(int64_t n, int chunk, F f)
+/* Columns of V a thread holds in phases 1-3: G = 8 or 16 column groups
+ * (gm_group) of PERSIST_BLOCK / G threads cover k <= 32 columns. */
+#define GM_COLS 4
+
+/* Row rho of this block's rows (its chunks blockIdx.x + q gridDim.x of
+ * `chunk` rows, in order). */
+static __device__ __forceinline__ int64_t block_row(int64_t rho, int chunk)
 {
-    const int at_once = blockDim.x / chunk;
-    const int64_t step = (int64_t)at_once * gridDim.x * chunk;
-    const int64_t q = blockIdx.x + (int64_t)(threadIdx.x / chunk) * gridDim.x;
-    for (int64_t i = q * chunk + threadIdx.x % chunk; i < n; i += step)
-        f(i);
+    return (blockIdx.x + rho / chunk * (int64_t)gridDim.x) * chunk +
+           rho % chunk;
 }
 
-/* The block's share of V(:, 0:k)^T w over its rows: warp l takes columns
- * l, l + 16, ..., its lanes the rows in order, into part[l][blockIdx.x]. */
-static __device__ void block_cols(const double *V, int64_t n, int k,
-                                  const double *w, int chunk, double *part)
+/* Phases 1-3 see the block as G column groups of R = PERSIST_BLOCK / G
+ * threads (R >= 32: a warp is in one group): thread r of group q takes
+ * row r of each pass of R rows and columns l = q + G u, so a warp's
+ * loads of a column are R consecutive rows of a chunk. */
+struct gm_layout {
+    int G, R, q, r;
+    __device__ gm_layout(int groups)
+        : G(groups), R(PERSIST_BLOCK / groups), q(threadIdx.x / R),
+          r(threadIdx.x % R)
+    {
+    }
+};
+
+/* Row i's entries of this thread's columns of V(:, 0:k), 0 past k or
+ * where !ok */
+static __device__ __forceinline__ void load_cols(const double *V, int64_t n,
+                                                 int k, const gm_layout &L,
+                                                 int64_t i, bool ok,
+                                                 double (&v)[GM_COLS])
 {
-    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    for (int l = warp; l < k; l += PERSIST_BLOCK / 32) {
-        const double *vl = V + (int64_t)l * n;
-        double acc = 0.0;
-        for (int64_t c0 = (int64_t)blockIdx.x * chunk; c0 < n;
-             c0 += (int64_t)gridDim.x * chunk)
-            for (int r = lane; r < chunk && c0 + r < n; r += 32)
-                acc += __ldcg(vl + c0 + r) * __ldcg(w + c0 + r);
+#pragma unroll
+    for (int u = 0; u < GM_COLS; u++) {
+        const int l = L.q + L.G * u;
+        v[u] = ok && l < k ? __ldcg(V + (int64_t)l * n + i) : 0.0;
+    }
+}
+
+/* part[l][blockIdx.x] = the block's sum of acc over its rows for column
+ * l = q + G u (acc[u] of group q's threads): each warp's shuffles, then
+ * thread l adds its group's R / 32 warps in order; ws holds 32 x 2. */
+static __device__ void col_sums(const double (&acc)[GM_COLS], int k,
+                                const gm_layout &L, double *ws, double *part)
+{
+    const int per_group = L.R / 32, lane = threadIdx.x % 32;
+    const int wq = (threadIdx.x / 32) % per_group;
+#pragma unroll
+    for (int u = 0; u < GM_COLS; u++) {
+        double v = acc[u];
         for (int off = 16; off > 0; off /= 2)
-            acc += __shfl_down_sync(~0u, acc, off);
-        if (lane == 0) part[(int64_t)l * gridDim.x + blockIdx.x] = acc;
+            v += __shfl_down_sync(~0u, v, off);
+        const int l = L.q + L.G * u;
+        if (lane == 0 && l < k) ws[l * per_group + wq] = v;
     }
     __syncthreads();
-}
-
-/* out[l] = the blocks' shares part[l][0..gridDim.x) added in one order,
- * l < k, a warp a column; the same in every block. */
-static __device__ void col_totals(const double *part, int k, double *out)
-{
-    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-    for (int l = warp; l < k; l += PERSIST_BLOCK / 32) {
+    if ((int)threadIdx.x < k) {
         double t = 0.0;
-        for (unsigned b = lane; b < gridDim.x; b += 32)
-            t += __ldcg(part + (int64_t)l * gridDim.x + b);
-        for (int off = 16; off > 0; off /= 2)
-            t += __shfl_down_sync(~0u, t, off);
-        if (lane == 0) out[l] = t;
+        for (int w = 0; w < per_group; w++)
+            t += ws[threadIdx.x * per_group + w];
+        part[(int64_t)threadIdx.x * gridDim.x + blockIdx.x] = t;
     }
-    __syncthreads();
 }
 
-/* Columns of V a row's update loads before it sums them: each round is a
- * trip to L2. 16 took the kernel to 63 registers, at the edge of the 64
- * a thread that two blocks of PERSIST_BLOCK an SM allow; 8 keeps 58. */
-#define GM_LOADS 8
+/* Scratch of phases 1-3 in shared memory */
+struct gm_scratch {
+    double red[PERSIST_BLOCK];    /* [q][r]: a row's sums over a group */
+    double wn[PERSIST_BLOCK / 8]; /* a pass's new w, by r */
+    double ws[32 * 2];            /* col_sums' warp sums */
+};
 
-/* w_i -= sum_l V_il h_l for the block's rows, added as k_gm_pass adds
- * them (the coefficients -h_l, then w_i plus the sum); returns the
- * thread's share of w.w. */
-static __device__ double subtract_cols(const double *V, int64_t n, int k,
-                                       const double *h, double *w, int chunk)
+/* Phase 1: the block's share of h = V(:, 0:k)^T w into part. */
+static __device__ void gm_dots(const double *V, int64_t n, int k,
+                               const double *w, int chunk, const gm_layout &L,
+                               gm_scratch &sc, double *part)
 {
-    double ww = 0.0;
-    block_rows(n, chunk, [&](int64_t i) {
-        double acc = 0.0;
-        for (int l0 = 0; l0 < k; l0 += GM_LOADS) {
-            double vl[GM_LOADS];
+    double acc[GM_COLS] = {0.0};
+    for (int64_t r0 = 0; block_row(r0, chunk) < n; r0 += L.R) {
+        const int64_t i = block_row(r0 + L.r, chunk);
+        const bool ok = i < n;
+        double v[GM_COLS];
+        load_cols(V, n, k, L, i, ok, v);
+        const double wi = ok ? __ldcg(w + i) : 0.0;
 #pragma unroll
-            for (int u = 0; u < GM_LOADS; u++)
-                vl[u] = l0 + u < k ? __ldcg(V + (int64_t)(l0 + u) * n + i) : 0;
+        for (int u = 0; u < GM_COLS; u++)
+            acc[u] += v[u] * wi;
+    }
+    col_sums(acc, k, L, sc.ws, part);
+}
+
+/* Phases 2 and 3: w -= V(:, 0:k) c over the block's rows (a row's
+ * products summed by group in red, then over the groups in order), then,
+ * with part, the block's share of V(:, 0:k)^T w from the same loads of
+ * V; without, the thread's share of w.w is returned. */
+static __device__ double gm_subtract(const double *V, int64_t n, int k,
+                                     const double *c, double *w, int chunk,
+                                     const gm_layout &L, gm_scratch &sc,
+                                     double *part)
+{
+    double acc[GM_COLS] = {0.0}, ww = 0.0;
+    for (int64_t r0 = 0; block_row(r0, chunk) < n; r0 += L.R) {
+        const int64_t i = block_row(r0 + L.r, chunk);
+        const bool ok = i < n;
+        double v[GM_COLS];
+        load_cols(V, n, k, L, i, ok, v);
+        const double wi = ok && L.q == 0 ? __ldcg(w + i) : 0.0;
+        double sum = 0.0;
 #pragma unroll
-            for (int u = 0; u < GM_LOADS; u++)
-                if (l0 + u < k) acc += vl[u] * -h[l0 + u];
+        for (int u = 0; u < GM_COLS; u++)
+            if (L.q + L.G * u < k) sum += v[u] * c[L.q + L.G * u];
+        sc.red[L.q * L.R + L.r] = sum;
+        __syncthreads();
+        if (L.q == 0) {
+            double t = 0.0;
+            for (int g = 0; g < L.G; g++)
+                t += sc.red[g * L.R + L.r];
+            const double wn = wi - t;
+            if (ok) {
+                w[i] = wn;
+                ww += wn * wn;
+            }
+            sc.wn[L.r] = wn;
         }
-        const double wi = __ldcg(w + i) + acc;
-        w[i] = wi;
-        ww += wi * wi;
-    });
+        __syncthreads();
+        const double wn = sc.wn[L.r];
+#pragma unroll
+        for (int u = 0; u < GM_COLS; u++)
+            acc[u] += v[u] * wn;
+    }
+    if (part) col_sums(acc, k, L, sc.ws, part);
     __syncthreads();
     return ww;
 }
@@ -117,12 +178,12 @@ static __device__ double subtract_cols(const double *V, int64_t n, int k,
 /* Phase 1 of step j: v_j = c u into V's column j and w = A (d .* v_j),
  * each product rounded as gm_scale and the Jacobi round them. */
 template <int V>
-static __device__ void dir_spmv(const gm_persist_args &a, const double *u,
-                                double *v, double *w, double c)
+static __device__ void dir_spmv(const gm_persist_args &a, const held_entries &h,
+                                const double *u, double *v, double *w, double c)
 {
     const double *d = a.d;
     csr_rows<V>(
-        a.A,
+        a.A, h,
         [&](int32_t col) {
             const double vc = __dmul_rn(c, __ldcg(u + col));
             return d ? __dmul_rn(__ldg(d + col), vc) : vc;
@@ -146,15 +207,18 @@ __global__ void __launch_bounds__(PERSIST_BLOCK)
     k_gm_persist(const gm_persist_args a)
 {
     __shared__ double sh[PERSIST_BLOCK / 32];
+    __shared__ gm_scratch sc;
     __shared__ gm_state st;
     cg::grid_group grid = cg::this_grid();
+    const held_entries &hr = hold_rows<V>(a.A);
     const int m = a.m, chunk = PERSIST_BLOCK / V;
+    const gm_layout L(a.group);
     const unsigned nd = (unsigned)(kr_gm_dev_bytes(m) / sizeof(double));
     for (unsigned i = threadIdx.x; i < nd; i += blockDim.x)
         st.d[i] = __ldcg((const double *)a.s + i);
     __syncthreads();
     kr_gm_dev *s = st.get();
-    double *H = kr_gm_dev_H(s), *h2 = H + (m + 1) * m + 3 * m + 1;
+    double *H = kr_gm_dev_H(s), *h2 = kr_gm_dev_h2(s);
     const int64_t n = a.A.nrows;
     const unsigned nb = gridDim.x;
     double *ph = a.part, *ph2 = ph + (int64_t)m * nb, *pww = ph2 + m * nb;
@@ -163,19 +227,20 @@ __global__ void __launch_bounds__(PERSIST_BLOCK)
         const double *u = j % 2 ? a.z : a.t;
         double *w = j % 2 ? a.t : a.z, *vj = a.V + (int64_t)j * n;
         double *h = H + j * (m + 1);
-        dir_spmv<V>(a, u, vj, w, s->inv);
-        block_cols(a.V, n, k, w, chunk, ph);
+        dir_spmv<V>(a, hr, u, vj, w, s->inv);
+        gm_dots(a.V, n, k, w, chunk, L, sc, ph);
         grid.sync();
-        col_totals(ph, k, h);
-        subtract_cols(a.V, n, k, h, w, chunk);
-        block_cols(a.V, n, k, w, chunk, ph2);
+        grid_totals_n(ph, k, h);
+        gm_subtract(a.V, n, k, h, w, chunk, L, sc, ph2);
         grid.sync();
-        col_totals(ph2, k, h2);
-        double ww = block_total(subtract_cols(a.V, n, k, h2, w, chunk), sh);
+        grid_totals_n(ph2, k, h2);
+        if ((int)threadIdx.x < k) h[threadIdx.x] += h2[threadIdx.x];
+        double ww = gm_subtract(a.V, n, k, h2, w, chunk, L, sc, NULL);
+        ww = block_total(ww, sh);
         if (threadIdx.x == 0) pww[blockIdx.x] = ww;
         grid.sync();
         ww = grid_total(pww, sh);
-        if (threadIdx.x == 0) kr_gm_dev_step(s, ww);
+        if (threadIdx.x == 0) kr_gm_dev_rotate(s, ww);
         __syncthreads();
     }
     if (blockIdx.x != 0) return;
@@ -183,15 +248,18 @@ __global__ void __launch_bounds__(PERSIST_BLOCK)
         ((double *)a.s)[i] = st.d[i];
 }
 
-extern "C" const void *kr_cuda_gm_persist_kernel(int v)
+/* Column groups in phases 1-3: 16 (passes of 32 rows) where every
+ * block has at most 32 rows (chunk rows a chunk, nb blocks), else 8
+ * (passes of 64); either holds the k <= 32 columns, GM_COLS a thread. */
+static int gm_group(int64_t n, int chunk, int nb)
 {
-    switch (v) {
-    case 2: return (const void *)k_gm_persist<2>;
-    case 4: return (const void *)k_gm_persist<4>;
-    case 8: return (const void *)k_gm_persist<8>;
-    case 16: return (const void *)k_gm_persist<16>;
-    default: return (const void *)k_gm_persist<32>;
-    }
+    const int64_t chunks = (n + chunk - 1) / chunk;
+    return chunk * ((chunks + nb - 1) / nb) <= 32 ? 16 : 8;
+}
+
+extern "C" const void *kr_cuda_gm_persist_kernel(int lanes)
+{
+    return PERSIST_KERNEL(k_gm_persist, lanes);
 }
 
 extern "C" kr_status kr_cuda_gm_persist(kr_ctx *ctx, const kr_csr_view *A,
@@ -200,18 +268,27 @@ extern "C" kr_status kr_cuda_gm_persist(kr_ctx *ctx, const kr_csr_view *A,
                                         kr_gm_dev *s)
 {
     kr_cuda_state *st = kr_cuda(ctx);
+    static_assert(KR_GM_DEV_MAX_M <= 8 * GM_COLS, "8 groups hold m columns");
     if (m < 1 || m > KR_GM_DEV_MAX_M || steps < 1 || steps > KR_BATCH_MAX)
         return kr_fail(ctx, KR_ERR_ARG,
                        "gm_persist: restart %d outside 1..%d or %d steps "
                        "outside 1..%d",
                        m, KR_GM_DEV_MAX_M, steps, KR_BATCH_MAX);
-    const int v = lanes_per_row(A);
+    const int v = lanes_per_row(ctx, A);
     const void *kernel = kr_cuda_gm_persist_kernel(v);
     int nb = 1;
     KR_TRY(persist_blocks(ctx, "gm_persist", kernel, 2 * m + 1,
                           (int64_t)A->nrows * v, &nb));
-    gm_persist_args a = {*A, d,    V, t, z, s, st->d_scratch + KR_MAX_DOTS,
-                         m,  steps};
+    gm_persist_args a = {*A,
+                         d,
+                         V,
+                         t,
+                         z,
+                         s,
+                         persist_parts(ctx),
+                         m,
+                         steps,
+                         gm_group(A->nrows, PERSIST_BLOCK / v, nb)};
     void *args[] = {&a};
     KR_CUDA_TRY(ctx, cudaLaunchCooperativeKernel(kernel, nb, PERSIST_BLOCK,
                                                  args, 0, st->stream));

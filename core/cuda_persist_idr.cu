@@ -46,6 +46,7 @@ struct idr_run {
     idr_shared &sm;
     cg::grid_group grid;
     kr_idr_dev *c;
+    const held_entries &held; /* hold_rows's, for csr_rows */
     int region;
     int64_t first, stride; /* grid-stride rows of the vector phases */
 
@@ -120,7 +121,7 @@ template <int V> static __device__ void spmv_phase(idr_run &R, int k)
     double acc[IDR_SUMS];
     zero(acc);
     csr_rows<V>(
-        a.A, [&](int32_t col) { return __ldcg(uk + col); },
+        a.A, R.held, [&](int32_t col) { return __ldcg(uk + col); },
         [&](int64_t i, double y) {
             gk[i] = y;
             add_projections(acc, a.w.P, n, i, m, y);
@@ -207,7 +208,7 @@ template <int V> static __device__ void omega_phase(idr_run &R)
     const idr_persist_args &a = R.a;
     double acc[2] = {0.0, 0.0};
     csr_rows<V>(
-        a.A, [&](int32_t col) { return __ldcg(a.w.vh + col); },
+        a.A, R.held, [&](int32_t col) { return __ldcg(a.w.vh + col); },
         [&](int64_t i, double y) {
             a.w.v[i] = y;
             acc[0] += y * __ldcg(a.w.r + i);
@@ -278,6 +279,7 @@ __global__ void __launch_bounds__(PERSIST_BLOCK)
                  sm,
                  cg::this_grid(),
                  (kr_idr_dev *)sm.st,
+                 hold_rows<V>(a.A),
                  0,
                  (int64_t)blockIdx.x * blockDim.x + threadIdx.x,
                  (int64_t)gridDim.x * blockDim.x};
@@ -289,15 +291,9 @@ __global__ void __launch_bounds__(PERSIST_BLOCK)
     state_store_n(sm.st, a.st, nd);
 }
 
-static const void *idr_kernel(int v)
+static const void *idr_kernel(int lanes)
 {
-    switch (v) {
-    case 2: return (const void *)k_idr_persist<2>;
-    case 4: return (const void *)k_idr_persist<4>;
-    case 8: return (const void *)k_idr_persist<8>;
-    case 16: return (const void *)k_idr_persist<16>;
-    default: return (const void *)k_idr_persist<32>;
-    }
+    return PERSIST_KERNEL(k_idr_persist, lanes);
 }
 
 extern "C" kr_status kr_cuda_idr_persist(kr_ctx *ctx, const kr_csr_view *A,
@@ -305,24 +301,13 @@ extern "C" kr_status kr_cuda_idr_persist(kr_ctx *ctx, const kr_csr_view *A,
                                          const kr_idr_vectors *w,
                                          kr_idr_dev *st)
 {
-    kr_cuda_state *cs = kr_cuda(ctx);
-    if (iters < 1 || iters > KR_BATCH_MAX || s < 1 || s > IDR_S || phase < 0 ||
-        phase > s)
+    if (s < 1 || s > IDR_S || phase < 0 || phase > s)
         return kr_fail(ctx, KR_ERR_ARG,
-                       "idr_persist: %d iterations from phase %d of IDR(%d) "
-                       "outside 1..%d, 0..s, 1..%d",
-                       iters, phase, s, KR_BATCH_MAX, IDR_S);
-    const int v = lanes_per_row(A);
-    const void *kernel = idr_kernel(v);
-    int nb = 1;
-    KR_TRY(persist_blocks(ctx, "idr_persist", kernel, 2 * IDR_SUMS,
-                          (int64_t)A->nrows * v, &nb));
-    idr_persist_args a = {*A,    *w,    st, cs->d_scratch + KR_MAX_DOTS,
-                          iters, phase, s};
-    void *args[] = {&a};
-    KR_CUDA_TRY(ctx, cudaLaunchCooperativeKernel(kernel, nb, PERSIST_BLOCK,
-                                                 args, 0, cs->stream));
-    return KR_OK;
+                       "idr_persist: phase %d of IDR(%d) outside 0..s, 1..%d",
+                       phase, s, IDR_S);
+    idr_persist_args a = {*A, *w, st, persist_parts(ctx), iters, phase, s};
+    return persist_launch(ctx, "idr_persist", idr_kernel, A, iters,
+                          2 * IDR_SUMS, &a);
 }
 
 extern "C" const void *kr_cuda_idr_persist_kernel(int lanes)

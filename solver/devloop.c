@@ -34,8 +34,10 @@ int kr_dev_persists(const kr_solve_args *a, kr_csr_view *csr)
         kr_matrix_is_user(A) || A->longest_row < 0 || A->nrows < 1)
         return 0;
     double mean = (double)A->nnz / A->nrows;
-    return A->longest_row <= KR_PERSIST_MAX_SKEW * mean &&
-           kr_matrix_backend_csr(A, csr);
+    int even = A->longest_row <= KR_PERSIST_MAX_SKEW * mean;
+    int few_long = A->long_rows <= KR_PERSIST_LONG_ROWS &&
+                   A->longest_row <= KR_PERSIST_LONGEST;
+    return (even || few_long) && kr_matrix_backend_csr(A, csr);
 }
 
 void kr_dev_head_init(const kr_solve_args *a, kr_dev_head *h)

@@ -40,12 +40,13 @@
 /* The small dense work, on the host, allocated at setup. */
 typedef struct gm_host {
     int m;
-    double *H;  /* (m+1) x m column-major; upper triangle becomes R */
-    double *cs; /* m rotation cosines */
-    double *sn; /* m rotation sines */
-    double *g;  /* m+1: the rotated right-hand side beta e_1 */
-    double *y;  /* m: coefficients of the update */
-    double *h2; /* m+1: second Gram-Schmidt pass */
+    double *H;     /* (m+1) x m column-major; upper triangle becomes R */
+    double *cs;    /* m rotation cosines */
+    double *sn;    /* m rotation sines */
+    double *g;     /* m+1: the rotated right-hand side beta e_1 */
+    double *y;     /* m: coefficients of the update */
+    double *h2;    /* m+1: second Gram-Schmidt pass */
+    double *state; /* the device path's copy of kr_gm_dev, H, cs, sn, g */
 } gm_host;
 
 static double *col(const gm_host *w, int j)
@@ -287,6 +288,12 @@ static kr_status gm_run_batch(kr_ctx *ctx, gm_graphs *gg, int bi, gm_batch *c)
     return ctx->ops->replay(ctx, &gg->slot[bi], gm_enqueue, c);
 }
 
+/* Bytes of the device state through g (its h2 left out) */
+static size_t gm_state_bytes(int m)
+{
+    return kr_gm_dev_bytes(m) - (size_t)(m + 1) * sizeof(double);
+}
+
 /* cycle() with H, the rotations and g on the device: batches of steps,
  * one readback each, then H's first k columns and g come back for the
  * update of x on the host. The fused steps (p->fused) take r in t, and
@@ -331,7 +338,10 @@ static kr_status cycle_dev(kr_solve_args *a, kr_result *res, gm_host *w,
         c.nb = batch < left ? batch : left;
         if (c.nb > m - c.j0) c.nb = m - c.j0;
         KR_TRY(gm_run_batch(ctx, gg, bi, &c));
-        KR_TRY(op->download(ctx, &hs, c.s, sizeof hs));
+        /* the state through g in one round trip: the cycle's last batch
+         * needs H and g, and which batch that is shows only in it */
+        KR_TRY(op->download(ctx, w->state, c.s, gm_state_bytes(m)));
+        memcpy(&hs, w->state, sizeof hs);
         KR_TRY(gm_account(a, res, &hs, &done, it, &end, happy));
         c.j0 += c.nb;
         if (!a->opt->monitor && batch < cap)
@@ -339,9 +349,10 @@ static kr_status cycle_dev(kr_solve_args *a, kr_result *res, gm_host *w,
     }
     int k = hs.j;
     if (k == 0 || res->reason == KR_DIVERGED_NANORINF) return KR_OK;
-    KR_TRY(op->download(ctx, w->H, dH,
-                        (size_t)(m + 1) * (size_t)k * sizeof(double)));
-    KR_TRY(op->download(ctx, w->g, dg, (size_t)k * sizeof(double)));
+    /* H, cs, sn, g lie in the same order on both sides */
+    const double *sH = kr_gm_dev_H((kr_gm_dev *)w->state);
+    memcpy(w->H, sH, (size_t)(m + 1) * (size_t)k * sizeof(double));
+    memcpy(w->g, sH + (dg - dH), (size_t)k * sizeof(double));
     return update_x(a, w, V, k, t, z);
 }
 
@@ -424,6 +435,7 @@ static kr_status gmres_solve(kr_solve_args *a, kr_result *res)
     w.g = w.sn + mm;
     w.y = w.g + mm + 1;
     w.h2 = w.y + mm;
+    w.state = w.h2 + mm + 1; /* gmres_workspace's room for it */
     return iterate(a, res, &w, a->work);
 }
 
@@ -435,6 +447,8 @@ static void gmres_workspace(const kr_solve_options *o, int32_t n, int *nvec,
     size_t mm = (size_t)o->restart;
     *nvec = o->restart + 3;
     *nhost = (mm + 1) * mm + 5 * mm + 2;
+    if (o->restart <= KR_GM_DEV_MAX_M)
+        *nhost += kr_gm_dev_bytes(o->restart) / sizeof(double);
 }
 
 static size_t gmres_dstate_bytes(const kr_solve_options *o)

@@ -143,10 +143,11 @@ struct kr_matrix {
     int host_checked;         /* 0: a device build checks A's rows on the GPU */
     char permute_reason[512]; /* permute "auto": the model's path; else "" */
     char format_reason[600];  /* format "auto" picked by the model; else "" */
-    /* The longest row's entries where the persistent ops may run
+    /* The longest row's entries and the rows longer than
+     * KR_PERSIST_MAX_SKEW times the mean, where the persistent ops may run
      * (nrows <= KR_PERSIST_MAX_ROWS: they need rows of similar lengths,
      * kr_dev_persists), else -1: unknown. */
-    int32_t longest_row;
+    int32_t longest_row, long_rows;
 };
 
 /* kr_matrix_csr_view without an error message: 1 and *v filled when M

@@ -223,12 +223,13 @@ kr_status kr_matrix_create_opts(kr_ctx *ctx, const kr_csr *A,
     M->nrows = A->nrows;
     M->ncols = A->ncols;
     M->nnz = A->nnz;
-    M->longest_row =
-        -1; /* a host pass: only where the persistent ops may run */
+    /* host passes: only where the persistent ops may run */
+    M->longest_row = M->long_rows = -1;
     if (A->nrows <= KR_PERSIST_MAX_ROWS) {
         kr_row_stats rows;
         kr_csr_row_stats(A, &rows);
         M->longest_row = rows.max;
+        M->long_rows = kr_csr_rows_longer(A, KR_PERSIST_MAX_SKEW * rows.mean);
     }
     /* a host pass over the pattern costs a device build more than its
      * kernels: its fingerprint waits for kr_matrix_update_values */

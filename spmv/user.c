@@ -89,7 +89,8 @@ kr_status kr_matrix_create_user(kr_ctx *ctx, int32_t nrows, int32_t ncols,
                      .impl = u,
                      .nrows = nrows,
                      .ncols = ncols,
-                     .longest_row = -1};
+                     .longest_row = -1,
+                     .long_rows = -1};
     *out = M;
     return KR_OK;
 }

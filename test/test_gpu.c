@@ -357,8 +357,9 @@ typedef void persist_case_fn(kr_ctx *c, kr_ctx *g, const kr_csr *A,
                              const double *b, const char *what, const char *pc);
 
 /* A persistent method's cases (one_case) on three generated matrices
- * (the first also without a preconditioner) and the arrow of 3000 rows;
- * the seed printed. */
+ * (the first also without a preconditioner) and an arrow of 3000 rows
+ * whose first 12 are full: 8 summed by their block, 4 by their sub-warps
+ * (core/cuda_persist.cuh's long rows); the seed printed. */
 static void persist_matrices(const char *test, const char *const specs[3],
                              persist_case_fn *one_case)
 {
@@ -369,11 +370,8 @@ static void persist_matrices(const char *test, const char *const specs[3],
     printf("%s: seed %llu\n", test, (unsigned long long)seed);
     for (int p = 0; p < 4; p++) {
         kr_csr A;
-        if (p < 3)
-            ck_assert_int_eq(kr_generate(c, specs[p], &A), KR_OK);
-        else
-            arrow_csr(c, 3000, &A);
-        const char *what = p < 3 ? specs[p] : "arrow:3000";
+        const char *what = p < 3 ? specs[p] : "arrow:3000,12";
+        ck_assert_int_eq(kr_generate(c, what, &A), KR_OK);
         uint64_t s = seed + (uint64_t)p;
         double *b = kt_rand_vector(A.nrows, &s);
         one_case(c, g, &A, b, what, "jacobi");
@@ -416,36 +414,35 @@ static void count_cg_persist(kr_ctx *ctx)
     ctx->ops = &counting_ops;
 }
 
-/* A row far longer than the mean (KR_PERSIST_MAX_SKEW) keeps CG on the
- * launches per step, whose formats spread long rows; rows of one length
- * take the persistent batches. */
+/* A row longer than KR_PERSIST_LONGEST keeps CG on the launches per
+ * step, whose formats spread long rows; a few long rows below it (the
+ * blocks sum them) and rows of one length take the persistent batches. */
 START_TEST(cg_persist_skips_skewed)
 {
     kr_ctx *g = kt_gpu_or_skip("cg_persist_skips_skewed");
     if (!g) return;
     count_cg_persist(g);
-    kr_csr arrow, even;
-    arrow_csr(g, 3000, &arrow);
-    ck_assert_int_eq(kr_generate(g, "poisson2d:60", &even), KR_OK);
-    const kr_csr *mats[] = {&arrow, &even};
+    kr_csr mats[3];
+    const char *names[] = {"arrow:5000", "arrow:3000", "poisson2d:60"};
+    arrow_csr(g, KR_PERSIST_LONGEST + 904, &mats[0]);
+    arrow_csr(g, 3000, &mats[1]);
+    ck_assert_int_eq(kr_generate(g, "poisson2d:60", &mats[2]), KR_OK);
     uint64_t seed = (uint64_t)kr_wtime();
     printf("cg_persist_skips_skewed: seed %llu\n", (unsigned long long)seed);
-    for (int k = 0; k < 2; k++) {
-        double *b = kt_rand_vector(mats[k]->nrows, &seed);
+    for (int k = 0; k < 3; k++) {
+        double *b = kt_rand_vector(mats[k].nrows, &seed);
         run r;
         cg_persist_calls = 0;
-        cg_run_env(g, mats[k], b, "jacobi", 1000, NULL, NULL, &r);
+        cg_run_env(g, &mats[k], b, "jacobi", 1000, NULL, NULL, &r);
         printf("cg_persist_skips_skewed: %s: %d iterations, %d persistent "
                "batches\n",
-               k ? "poisson2d:60" : "arrow:3000", r.res.iterations,
-               cg_persist_calls);
+               names[k], r.res.iterations, cg_persist_calls);
         ck_assert_int_gt(r.res.reason, 0);
         ck_assert(k ? cg_persist_calls > 0 : cg_persist_calls == 0);
         free(r.x);
         free(b);
+        kr_csr_free(&mats[k]);
     }
-    kr_csr_free(&arrow);
-    kr_csr_free(&even);
     kr_ctx_destroy(g);
 }
 END_TEST

@@ -647,8 +647,8 @@ static outcome solve_gpu_env(const kr_csr *A, const double *b, const char *pc,
  * (rows looping over the grid many times) against the per-op launches
  * (the same reason) and the CPU: converged, true residual within the
  * tolerance, iterations within test_gpu's GPU-against-CPU tolerance, x
- * close. `persists` 0: A's rows are too uneven (KR_PERSIST_MAX_SKEW), so
- * no batch may be persistent. */
+ * close. `persists` 0: A has a row longer than KR_PERSIST_LONGEST, so no
+ * batch may be persistent. */
 static void persist_case(const kr_csr *A, const double *b, const char *spec,
                          const char *pc, int s, int persists)
 {
@@ -688,20 +688,21 @@ static void persist_case(const kr_csr *A, const double *b, const char *spec,
 
 /* Case i: rows of 5 (4 lanes a row), 27 (16), 81 (32), about 2 (2) and
  * 13 (8) entries, each for s = 1, 2, 4, 8; without a preconditioner too
- * on the first; and a 3000-entry row among rows of 2, which keeps the
- * launches per op. */
+ * on the first; 12 rows of 3000 entries among rows of 13, 8 summed by
+ * their block and 4 by their sub-warps (core/cuda_persist.cuh); and a
+ * 5000-entry row, which keeps the launches per op. */
 START_TEST(persist_matches)
 {
     if (!gpu_usable("persist_matches")) return;
-    static const char *const specs[] = {"convdiff2d:150", "poisson3d27:12",
-                                        "elasticity3d:8", "banded:4000,1",
-                                        "banded:4000,12", "arrow:3000,1"};
+    static const char *const specs[] = {
+        "convdiff2d:150", "poisson3d27:12", "elasticity3d:8", "banded:4000,1",
+        "banded:4000,12", "arrow:3000,12",  "arrow:5000,1"};
     uint64_t seed = (uint64_t)(kr_wtime() * 1e6) + (uint64_t)_i;
     printf("persist_matches: %s, seed %llu\n", specs[_i],
            (unsigned long long)seed);
     gen_system g = generated_spec(specs[_i], seed);
     for (int i = 0; i < 4; i++) {
-        int persists = strncmp(specs[_i], "arrow", 5) != 0;
+        int persists = strcmp(specs[_i], "arrow:5000,1") != 0;
         persist_case(&g.A, g.b, specs[_i], "jacobi", s_values[i], persists);
         if (_i == 0) persist_case(&g.A, g.b, specs[_i], "none", s_values[i], 1);
     }
@@ -812,7 +813,7 @@ int main(void)
     suite_add_tcase(s, to);
     TCase *tp = tcase_create("persist");
     tcase_set_timeout(tp, KT_HANG_GUARD_S);
-    tcase_add_loop_test(tp, persist_matches, 0, 6);
+    tcase_add_loop_test(tp, persist_matches, 0, 7);
     tcase_add_loop_test(tp, persist_stops, 0, 4);
     tcase_add_test(tp, persist_breakdowns);
     suite_add_tcase(s, tp);
