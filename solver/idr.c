@@ -110,11 +110,13 @@ static kr_status cholqr(kr_ctx *ctx, int32_t n, int s, double *P,
 /* P = s seeded random columns (uniform in [-1, 1), generated where they
  * live, the same numbers on every backend), orthonormalised by CholQR:
  * one round trip where Gram-Schmidt took s (s + 1) / 2, which on a GPU
- * cost more than a short solve. Random columns are nearly orthogonal
- * already, so one pass leaves Q orthonormal to rounding; a second runs
- * when the first pass's R was far from diagonal (tiny n). Generating the
- * columns on the host cost more than the whole solve on a GPU. scratch:
- * s * s doubles of backend memory, overwritten. */
+ * cost more than a short solve. Tall random columns are nearly orthogonal
+ * already (cond(P) = 1 + O(sqrt(s / n))), so one pass leaves Q
+ * orthonormal to rounding; Q's error grows with cond(P)^2, so a second
+ * pass runs where P is not that tall (n < 64 s) or R's diagonal shows
+ * more than a 1.5 spread. Generating the columns on the host cost more
+ * than the whole solve on a GPU. scratch: s * s doubles of backend
+ * memory, overwritten. */
 kr_status kr_idr_shadow_space(kr_ctx *ctx, int32_t n, int s, uint64_t seed0,
                               double *P, double *scratch)
 {
@@ -126,7 +128,7 @@ kr_status kr_idr_shadow_space(kr_ctx *ctx, int32_t n, int s, uint64_t seed0,
     if (!host) return kr_fail(ctx, KR_ERR_NOMEM, "out of host memory");
     double spread = 0.0;
     kr_status st = cholqr(ctx, n, s, P, scratch, host, &spread);
-    if (st == KR_OK && spread > 1e3)
+    if (st == KR_OK && (n < 64 * (int64_t)s || spread > 1.5))
         st = cholqr(ctx, n, s, P, scratch, host, &spread);
     free(host);
     return st;

@@ -8,7 +8,9 @@
  * backend table without the idr_* ops; s above KR_IDR_DEV_MAX_S must take
  * it by itself. */
 #include "core/ctx.h"
+#include "core/vec.h"
 #include "idr_check.h"
+#include "solver/multi.h"
 #include "testutil.h"
 
 #include <math.h>
@@ -392,6 +394,69 @@ END_TEST
 
 /* The idr_* ops against host loops on the CPU backend, one and two
  * threads. */
+/* IDR(s)'s shadow space P (n x s) made on ctx from seed, downloaded. */
+static double *shadow_space_on(kr_ctx *ctx, int32_t n, int s, uint64_t seed)
+{
+    double *P = NULL, *scratch = NULL;
+    size_t ns = (size_t)n * (size_t)s;
+    ck_assert_int_eq(kr_dev_zeros(ctx, ns, &P), KR_OK);
+    ck_assert_int_eq(kr_dev_zeros(ctx, (size_t)s * (size_t)s, &scratch), KR_OK);
+    ck_assert_int_eq(kr_idr_shadow_space(ctx, n, s, seed, P, scratch), KR_OK);
+    double *h = malloc(ns * sizeof *h);
+    ck_assert_ptr_nonnull(h);
+    ck_assert_int_eq(ctx->ops->download(ctx, h, P, ns * sizeof *h), KR_OK);
+    kr_dev_free(ctx, P);
+    kr_dev_free(ctx, scratch);
+    return h;
+}
+
+/* The largest |(P^T P - I)_ij|, summed on the host. */
+static double orthonormality_error(const double *P, int32_t n, int s)
+{
+    double worst = 0.0;
+    for (int i = 0; i < s; i++)
+        for (int j = 0; j < s; j++) {
+            long double d = 0.0;
+            for (int32_t r = 0; r < n; r++)
+                d += (long double)P[(size_t)i * n + r] * P[(size_t)j * n + r];
+            double e = fabs((double)d - (i == j));
+            if (e > worst) worst = e;
+        }
+    return worst;
+}
+
+/* The shadow space (CholQR, one pass or two) is orthonormal to rounding
+ * for square, nearly square and tall P, on the CPU and on the GPU, where
+ * a tall one equals the CPU's to rounding (a square one's Q moves with
+ * the rounding in proportion to P's condition; seed printed). */
+START_TEST(shadow_space_orthonormal)
+{
+    const int32_t ns[] = {1, 4, 5, 8, 50, 1000, 3000};
+    const int ss[] = {1, 4, 4, 8, 8, 4, 64};
+    uint64_t seed = (uint64_t)(kr_wtime() * 1e6);
+    printf("shadow_space_orthonormal: seed %llu\n", (unsigned long long)seed);
+    kr_ctx *c = kt_cpu();
+    kr_ctx *g = kt_gpu_or_skip("shadow_space_orthonormal (gpu)");
+    for (size_t t = 0; t < sizeof ns / sizeof *ns; t++) {
+        double *pc = shadow_space_on(c, ns[t], ss[t], seed + t);
+        double err = orthonormality_error(pc, ns[t], ss[t]);
+        ck_assert_msg(err < 1e-13, "n %d, s %d: |P^T P - I| = %g", ns[t], ss[t],
+                      err);
+        if (g) {
+            double *pg = shadow_space_on(g, ns[t], ss[t], seed + t);
+            ck_assert_double_lt(orthonormality_error(pg, ns[t], ss[t]), 1e-13);
+            size_t nn = (size_t)ns[t] * (size_t)ss[t];
+            if (ns[t] >= 50)
+                ck_assert(kt_rel_diff((int32_t)nn, pg, pc) < 1e-12);
+            free(pg);
+        }
+        free(pc);
+    }
+    if (g) kr_ctx_destroy(g);
+    kr_ctx_destroy(c);
+}
+END_TEST
+
 START_TEST(ops_cpu)
 {
     const int32_t sizes[] = {0, 1, 31, 1000, 70001};
@@ -805,6 +870,7 @@ int main(void)
     suite_add_tcase(s, tc);
     TCase *to = tcase_create("ops");
     tcase_set_timeout(to, KT_HANG_GUARD_S);
+    tcase_add_test(to, shadow_space_orthonormal);
     tcase_add_test(to, ops_cpu);
     tcase_add_test(to, ops_gpu);
     tcase_add_test(to, gpu_paths_agree);
