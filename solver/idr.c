@@ -420,11 +420,16 @@ static kr_status iterate(kr_solve_args *a, kr_result *res, idr_dev *d,
     if (res->reason != KR_ITERATING) return KR_OK;
     KR_TRY(kr_idr_shadow_space(a->ctx, a->n, s, a->opt->seed, d->P, d->G));
     /* the first cycle reads columns of U and G it has not written yet:
-     * they start at 0 on every run, whatever the last solve left there */
-    for (int j = 0; j < s; j++) {
-        KR_TRY(ctx->ops->fill(ctx, n, 0.0, column(d->U, n, j)));
-        KR_TRY(ctx->ops->fill(ctx, n, 0.0, column(d->G, n, j)));
-    }
+     * they start at 0 on every run, whatever the last solve left there;
+     * one fill where U follows G (idr_solve's layout), a launch less a
+     * column on the GPU */
+    if (d->U == column(d->G, n, s) && (int64_t)n * 2 * s <= INT32_MAX)
+        KR_TRY(ctx->ops->fill(ctx, n * 2 * s, 0.0, d->G));
+    else
+        for (int j = 0; j < s; j++) {
+            KR_TRY(ctx->ops->fill(ctx, n, 0.0, column(d->U, n, j)));
+            KR_TRY(ctx->ops->fill(ctx, n, 0.0, column(d->G, n, j)));
+        }
     for (int i = 0; i < s * s; i++)
         w->M[i] = i % (s + 1) == 0; /* M = I */
     if (use_device(a)) return device_loop(a, res, d, w);
