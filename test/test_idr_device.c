@@ -584,19 +584,27 @@ static outcome solve_fused(const kr_csr *A, const double *b, const char *pc,
     return r;
 }
 
+/* Whether a's iterations are within 3 + its / slack of b's */
+static int its_near(const outcome *a, const outcome *b, int slack)
+{
+    int its = b->res.iterations;
+    return abs(its - a->res.iterations) <= 3 + its / slack;
+}
+
 /* a and b (on the GPU: not meant to be bit for bit the same) both
- * converged to the test's tolerance, iterations within 3 + its / slack
- * (8: gpu_paths_agree's tolerance; 5: test_gpu's GPU against CPU) */
+ * converged to the test's tolerance, x within xtol; with slack > 0 the
+ * iterations within 3 + its / slack (8: gpu_paths_agree's tolerance; 5:
+ * test_gpu's GPU against CPU) */
 static void assert_close(const outcome *a, const outcome *b, int32_t n,
                          int slack, double xtol, const char *what)
 {
-    int its = b->res.iterations;
     ck_assert_msg(a->res.reason > 0 && b->res.reason > 0, "%s: %s, %s", what,
                   kr_reason_name(a->res.reason), kr_reason_name(b->res.reason));
     ck_assert(a->res.true_rnorm <= 1.05e-8 * a->res.bnorm);
     ck_assert(b->res.true_rnorm <= 1.05e-8 * b->res.bnorm);
-    ck_assert_msg(abs(its - a->res.iterations) <= 3 + its / slack,
-                  "%s: %d vs %d iterations", what, a->res.iterations, its);
+    ck_assert_msg(slack <= 0 || its_near(a, b, slack),
+                  "%s: %d vs %d iterations", what, a->res.iterations,
+                  b->res.iterations);
     double dx = kt_rel_diff(n, a->x, b->x);
     ck_assert_msg(dx < xtol, "%s: x differs by %g", what, dx);
 }
@@ -741,10 +749,16 @@ static void persist_case(const kr_csr *A, const double *b, const char *spec,
          * count moves with rounding, IDR(1)'s most, as BiCGSTAB's does:
          * on an H100 its persistent runs took 721 iterations against the
          * per-op path's 536 (no preconditioner) and 618 against 796
-         * (Jacobi, 3 blocks), each run repeatable */
+         * (Jacobi, 3 blocks), each run repeatable; and IDR(2)'s per-op
+         * path 511 against the CPU's 631 and the persistent one's 649
+         * (H200, 1 block). So the count is asked to be near either
+         * reference's, x near both. */
         int slack = s == 1 ? 2 : 4;
-        assert_close(&p, &ref, A->nrows, slack, 1e-4, what);
-        assert_close(&p, &cpu, A->nrows, slack, 1e-4, what);
+        ck_assert_msg(its_near(&p, &ref, slack) || its_near(&p, &cpu, slack),
+                      "%s: %d iterations, %d per op, %d CPU", what,
+                      p.res.iterations, ref.res.iterations, cpu.res.iterations);
+        assert_close(&p, &ref, A->nrows, 0, 1e-4, what);
+        assert_close(&p, &cpu, A->nrows, 0, 1e-4, what);
         outcome_free(&p);
     }
     outcome_free(&ref);
