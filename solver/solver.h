@@ -159,8 +159,9 @@ typedef struct kr_dev_loop {
 
 /* Whether a method's device batches may run as one persistent launch each
  * (the backend's *_persist ops): a small system (KR_PERSIST_MAX_ROWS),
- * rows of similar lengths (KR_PERSIST_MAX_SKEW), A's CSR in backend
- * memory, into *csr. KRYLOV_PERSIST=0 turns it off, for the tests and
+ * rows of similar lengths (KR_PERSIST_MAX_SKEW) but for a few
+ * (KR_PERSIST_LONG_ROWS, KR_PERSIST_LONGEST), A's CSR in backend memory,
+ * into *csr. KRYLOV_PERSIST=0 turns it off, for the tests and
  * benchmarks that compare. The method checks that its op exists. */
 int kr_dev_persists(const kr_solve_args *a, kr_csr_view *csr);
 
