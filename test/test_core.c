@@ -299,6 +299,37 @@ START_TEST(csr_check_names_row)
 }
 END_TEST
 
+/* The row statistics the persistent path's rule reads (kr_dev_persists):
+ * M's longest row and its rows above KR_PERSIST_MAX_SKEW x the mean equal
+ * a brute-force count; above KR_PERSIST_MAX_ROWS rows both are -1. */
+START_TEST(matrix_long_rows)
+{
+    kr_ctx *ctx = kt_cpu();
+    const char *specs[] = {"arrow:3000,12", "poisson2d:50", "banded:4000,12",
+                           "poisson2d:513"};
+    for (int t = 0; t < 4; t++) {
+        kr_csr A;
+        kr_matrix *M;
+        ck_assert_int_eq(kr_generate(ctx, specs[t], &A), KR_OK);
+        ck_assert_int_eq(kr_matrix_create(ctx, &A, "csr", &M), KR_OK);
+        int32_t longest = 0, count = 0;
+        double mean = (double)A.nnz / A.nrows;
+        for (int32_t i = 0; i < A.nrows; i++) {
+            int32_t len = A.rowptr[i + 1] - A.rowptr[i];
+            if (len > longest) longest = len;
+            count += len > KR_PERSIST_MAX_SKEW * mean;
+        }
+        int known = A.nrows <= KR_PERSIST_MAX_ROWS;
+        ck_assert_int_eq(M->longest_row, known ? longest : -1);
+        ck_assert_int_eq(M->long_rows, known ? count : -1);
+        if (t == 0) ck_assert_int_eq(count, 12); /* the arrow's full rows */
+        kr_matrix_destroy(M);
+        kr_csr_free(&A);
+    }
+    kr_ctx_destroy(ctx);
+}
+END_TEST
+
 START_TEST(jacobi_apply_and_zero_diagonal)
 {
     kr_ctx *ctx = kt_cpu();
@@ -483,6 +514,7 @@ int main(void)
     tcase_add_test(tc, dots_deterministic);
     tcase_add_test(tc, context_warmup);
     tcase_add_test(tc, csr_spmv_shapes);
+    tcase_add_test(tc, matrix_long_rows);
     tcase_add_test(tc, formats_real_matrices);
     tcase_add_test(tc, csr_inode_bitwise);
     tcase_add_test(tc, csr_inode_real_matrices);
