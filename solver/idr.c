@@ -78,8 +78,8 @@ static int cholesky_upper(int s, const double *gram, double *R, int *col)
 
 /* P = Q R in place (CholQR): the Gram matrix P^T P in one download, then
  * q_j = (p_j - sum_{i<j} R_ij q_i) / R_jj. Sets *spread to the largest
- * over the smallest R_jj: its square bounds how far Q is from
- * orthonormal, in units of rounding. */
+ * over the smallest R_jj, a lower bound on cond(P) (Q's error grows with
+ * cond(P)^2), not a bound on that error. */
 static kr_status cholqr(kr_ctx *ctx, int32_t n, int s, double *P,
                         double *scratch, double *host, double *spread)
 {
