@@ -198,8 +198,10 @@ typedef struct kr_gm_dev {
     int32_t m;     /* the restart length                                  */
     int32_t j;     /* steps done in this cycle (columns of H rotated)     */
     int32_t happy; /* the last step ended in a happy breakdown            */
-    int32_t pad;
+    int32_t ended; /* gm_persist ended the cycle: x updated, r = b - A x
+                      (in t) and rr = r.r computed                        */
     double inv; /* 1 / H(j+1, j) of the last step: v_{j+1}'s scale        */
+    double rr;  /* r.r of the new residual, where `ended`                 */
 } kr_gm_dev;
 
 /* The longest restart run with the scalars on the device: a step's
@@ -585,11 +587,23 @@ typedef struct kr_backend_ops {
      * step, gemv_nt_dev and gm_update_step do (the sums in another
      * order); stops where those would. A is read through its CSR view;
      * V has n rows, m + 1
-     * columns; m = s->m <= KR_GM_DEV_MAX_M.
+     * columns; m = s->m <= KR_GM_DEV_MAX_M. With b (else NULL), a batch
+     * that ends the cycle with k = s->j > 0 columns (the device's test
+     * fired on a finite norm, a happy breakdown, a breakdown or m steps)
+     * ends it as solver/gmres.c's update_x and residual would: x += d .*
+     * (V(:, 0:k) y) with R y = g, then r = b - A x into t and r.r into
+     * s->rr, and sets s->ended.
      * GPU only (core/cuda_persist_gmres.cu), for n <= KR_PERSIST_MAX_ROWS. */
     kr_status (*gm_persist)(kr_ctx *ctx, const kr_csr_view *A, int m, int steps,
                             const double *d, double *V, double *t, double *z,
-                            kr_gm_dev *s);
+                            const double *b, double *x, kr_gm_dev *s);
+    /* residual_norms: r = b - A x over A's CSR view, out[0] = b.b and
+     * out[1] = r.r, in one launch and one download (the sums in an order
+     * of their own). GPU only, for the small systems kr_dev_persists
+     * takes, where the four launches of copy, SpMV and dots weigh. */
+    kr_status (*residual_norms)(kr_ctx *ctx, const kr_csr_view *A,
+                                const double *b, const double *x, double *r,
+                                double *out);
     /* gm_step: kr_gm_dev_step(s, v.v); gm_scale: v = s->inv * v (as
      * axpby(inv, v, 0, v)) */
     kr_status (*gm_step)(kr_ctx *ctx, int32_t n, const double *v, kr_gm_dev *s);

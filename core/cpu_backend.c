@@ -220,7 +220,10 @@ static kr_status cpu_dots(kr_ctx *ctx, int32_t n, int k, const double *const *x,
         return kr_fail(ctx, KR_ERR_ARG, "dots: k = %d outside 1..%d", k,
                        KR_MAX_DOTS);
     double part[KR_MAX_THREADS][KR_MAX_DOTS];
-    int used = 1, nt = nthreads(ctx, (int64_t)n * k);
+    /* threads by n alone, here and in mdots: each product sums in one
+     * order whatever others share the call (the solve's ||b|| rides with
+     * r.r, a column's with the other columns') */
+    int used = 1, nt = nthreads(ctx, n);
     KR_RANGES(n, {
         dots_range(lo, hi, k, x, y, part[t]);
         if (t == 0) used = T;
@@ -866,8 +869,8 @@ static kr_status cpu_mdots(kr_ctx *ctx, int32_t n, int k, int m,
         return kr_fail(ctx, KR_ERR_ARG, "mdots: m = %d outside 1..%d", m,
                        KR_MAX_DOTS);
     int cols[KR_MULTI_MAX], nc = mask_cols(k, mask, cols);
-    return mreduce(ctx, n, k, m, X, 0, Y, cols, nc,
-                   nthreads(ctx, (int64_t)n * m), 2048, out);
+    return mreduce(ctx, n, k, m, X, 0, Y, cols, nc, nthreads(ctx, n), 2048,
+                   out);
 }
 
 /* gemv_t for up to 64 blocks (gemv_t's pieces) */

@@ -13,7 +13,8 @@
 /* Device doubles for reduction partial sums and small results. */
 #define KR_CUDA_SCRATCH (64 * 1024)
 /* The last KR_CUDA_SCRATCH_TAIL doubles hold the ticket of GMRES's column
- * passes (gm_ticket, core/cuda_backend.cu), which must stay zero between
+ * passes (gm_ticket, core/cuda_backend.cu) and, in the very last,
+ * residual_norms' (core/cuda_residual.cu), which must stay zero between
  * launches: partial sums, from d_scratch + KR_MAX_DOTS, stay within
  * KR_CUDA_PARTIALS doubles. */
 #define KR_CUDA_SCRATCH_TAIL 128
@@ -23,6 +24,10 @@ typedef struct kr_cuda_alloc {
     void *p;
     size_t bytes;
 } kr_cuda_alloc;
+
+/* Kernels whose occupancy a context remembers: the persistent kernels,
+ * 4 methods x 5 sub-warp widths. */
+#define KR_CUDA_OCC_SLOTS 24
 
 typedef struct kr_cuda_state {
     int device;
@@ -43,6 +48,11 @@ typedef struct kr_cuda_state {
      * can say what the context holds. */
     kr_cuda_alloc *allocs;
     size_t nallocs, cap_allocs;
+    /* Blocks an SM of each persistent kernel launched so far
+     * (core/cuda_persist.cuh): the occupancy query costs the host a few
+     * microseconds a launch, a short solve's fixed cost. */
+    const void *occ_kernel[KR_CUDA_OCC_SLOTS];
+    int occ_blocks[KR_CUDA_OCC_SLOTS];
 } kr_cuda_state;
 
 static inline kr_cuda_state *kr_cuda(kr_ctx *ctx)

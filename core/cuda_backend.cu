@@ -1916,6 +1916,7 @@ static kr_backend_ops make_ops(void)
     o.cg_update_keep = cu_cg_update_keep;
     o.cg_persist = kr_cuda_cg_persist;
     o.gm_persist = kr_cuda_gm_persist;
+    o.residual_norms = kr_cuda_residual_norms;
     o.idr_persist = kr_cuda_idr_persist;
     o.cg_step = cu_cg_step;
     o.gemv_t_dev = cu_gemv_t_dev1;

@@ -393,6 +393,29 @@ static inline int lanes_per_row(kr_ctx *ctx, const kr_csr_view *A)
     return v;
 }
 
+/* Blocks of PERSIST_BLOCK threads an SM can hold of kernel, asked once
+ * a context per kernel (kr_cuda_state.occ_kernel). */
+static inline kr_status blocks_per_sm(kr_ctx *ctx, const void *kernel,
+                                      int *per_sm)
+{
+    kr_cuda_state *st = kr_cuda(ctx);
+    int i = 0;
+    while (i < KR_CUDA_OCC_SLOTS && st->occ_kernel[i] &&
+           st->occ_kernel[i] != kernel)
+        i++;
+    if (i < KR_CUDA_OCC_SLOTS && st->occ_kernel[i]) {
+        *per_sm = st->occ_blocks[i];
+        return KR_OK;
+    }
+    KR_CUDA_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                         per_sm, kernel, PERSIST_BLOCK, 0));
+    if (i < KR_CUDA_OCC_SLOTS) {
+        st->occ_kernel[i] = kernel;
+        st->occ_blocks[i] = *per_sm;
+    }
+    return KR_OK;
+}
+
 /* Blocks: enough for one pass of the rows' sub-warps, at most what can be
  * resident at once and at most two per SM (a barrier over 264 blocks
  * costs 1.5-1.7 us on an H100 against 1.4 us over 132; more cost more).
@@ -403,8 +426,7 @@ static inline kr_status persist_blocks(kr_ctx *ctx, const char *op,
 {
     kr_cuda_state *st = kr_cuda(ctx);
     int per_sm = 0;
-    KR_CUDA_TRY(ctx, cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-                         &per_sm, kernel, PERSIST_BLOCK, 0));
+    KR_TRY(blocks_per_sm(ctx, kernel, &per_sm));
     int64_t most = (int64_t)per_sm * st->sm_count;
     if (most > 2 * st->sm_count) most = 2 * st->sm_count;
     int64_t nb = (threads_wanted + PERSIST_BLOCK - 1) / PERSIST_BLOCK;

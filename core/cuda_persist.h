@@ -16,7 +16,8 @@ kr_status kr_cuda_cg_persist(kr_ctx *ctx, const kr_csr_view *A, int iters,
 /* kr_backend_ops.gm_persist (core/cuda_persist_gmres.cu) */
 kr_status kr_cuda_gm_persist(kr_ctx *ctx, const kr_csr_view *A, int m,
                              int steps, const double *d, double *V, double *t,
-                             double *z, kr_gm_dev *s);
+                             double *z, const double *b, double *x,
+                             kr_gm_dev *s);
 /* GMRES's persistent kernel for sub-warps of v lanes (2, 4, ..., 32) */
 const void *kr_cuda_gm_persist_kernel(int v);
 /* kr_backend_ops.idr_persist (core/cuda_persist_idr.cu) */
@@ -33,6 +34,10 @@ kr_status kr_cuda_bcgs_persist(kr_ctx *ctx, const kr_csr_view *A, int iters,
 /* BiCGSTAB's persistent kernel for sub-warps of `lanes` (2..32) lanes a
  * row, for kr_cuda_persist_kernels' list. */
 const void *kr_cuda_bcgs_persist_kernel(int lanes);
+/* kr_backend_ops.residual_norms (core/cuda_residual.cu) */
+kr_status kr_cuda_residual_norms(kr_ctx *ctx, const kr_csr_view *A,
+                                 const double *b, const double *x, double *r,
+                                 double *out);
 /* The persistent kernels, for the context's warm-up: up to max into out;
  * returns how many. */
 int kr_cuda_persist_kernels(const void **out, int max);

@@ -36,6 +36,8 @@ struct gm_persist_args {
     const double *d; /* Jacobi's inverse diagonal, or NULL */
     double *V, *t, *z;
     kr_gm_dev *s;
+    const double *b; /* NULL: the host ends the cycle */
+    double *x;
     double *part; /* (2 m + 1) * gridDim.x partial sums */
     int m, steps;
     int group; /* column groups in phases 1-3: gm_group */
@@ -202,6 +204,74 @@ struct gm_state {
     __device__ kr_gm_dev *get() { return (kr_gm_dev *)d; }
 };
 
+/* 1 where the batch ended the cycle with columns to add to x: what
+ * solver/gmres.c's cycle_dev would pass on to update_x (not after a
+ * norm that is NaN or Inf, nor where no step was made). */
+static __device__ bool gm_cycle_ended(const kr_gm_dev *s)
+{
+    const int stop = s->h.stop;
+    if (stop == KR_DEV_RUNNING || s->j == 0) return false;
+    return stop != KR_DEV_STOP_CHECK ||
+           isfinite(s->h.rnorm[(s->h.done - 1) % KR_BATCH_MAX]);
+}
+
+/* y = R^-1 g over the k columns of the block's copy of the state, in
+ * thread 0, as solver/gmres.c's update_x. */
+static __device__ void gm_solve_y(kr_gm_dev *s, double *y)
+{
+    const int m = s->m, k = s->j;
+    const double *H = kr_gm_dev_H(s);
+    const double *g = H + (m + 1) * m + 2 * m;
+    if (threadIdx.x == 0)
+        for (int i = k - 1; i >= 0; i--) {
+            double t = g[i];
+            for (int l = i + 1; l < k; l++)
+                t -= H[l * (m + 1) + i] * y[l];
+            y[i] = t / H[i * (m + 1) + i];
+        }
+    __syncthreads();
+}
+
+/* The cycle's end in the launch, where gm_cycle_ended: x += d .* (V y),
+ * then r = b - A x into t and r.r into s->rr (slot part, free since the
+ * last step's barrier). Saves the host a download of H, four launches
+ * and the residual's round trip: a short solve's fixed costs. */
+template <int V>
+static __device__ void gm_end_cycle(const gm_persist_args &a,
+                                    const held_entries &hr, kr_gm_dev *s,
+                                    double *part, double *sh)
+{
+    __shared__ double y[KR_GM_DEV_MAX_M];
+    const int k = s->j;
+    const int64_t n = a.A.nrows;
+    gm_solve_y(s, y);
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        double t = 0.0;
+        for (int l = 0; l < k; l++)
+            t += __ldcg(a.V + (int64_t)l * n + i) * y[l];
+        a.x[i] += a.d ? __ldg(a.d + i) * t : t;
+    }
+    cg::this_grid().sync();
+    double rr = 0.0;
+    csr_rows<V>(
+        a.A, hr, [&](int32_t c) { return __ldcg(a.x + c); },
+        [&](int64_t i, double yi) {
+            const double ri = a.b[i] - yi;
+            a.t[i] = ri;
+            rr += ri * ri;
+        });
+    rr = block_total(rr, sh);
+    if (threadIdx.x == 0) part[blockIdx.x] = rr;
+    cg::this_grid().sync();
+    rr = grid_total(part, sh);
+    if (threadIdx.x == 0) {
+        s->rr = rr;
+        s->ended = 1;
+    }
+    __syncthreads();
+}
+
 template <int V>
 __global__ void __launch_bounds__(PERSIST_BLOCK)
     k_gm_persist(const gm_persist_args a)
@@ -243,6 +313,7 @@ __global__ void __launch_bounds__(PERSIST_BLOCK)
         if (threadIdx.x == 0) kr_gm_dev_rotate(s, ww);
         __syncthreads();
     }
+    if (a.b && gm_cycle_ended(s)) gm_end_cycle<V>(a, hr, s, pww, sh);
     if (blockIdx.x != 0) return;
     for (unsigned i = threadIdx.x; i < nd; i += blockDim.x)
         ((double *)a.s)[i] = st.d[i];
@@ -265,6 +336,7 @@ extern "C" const void *kr_cuda_gm_persist_kernel(int lanes)
 extern "C" kr_status kr_cuda_gm_persist(kr_ctx *ctx, const kr_csr_view *A,
                                         int m, int steps, const double *d,
                                         double *V, double *t, double *z,
+                                        const double *b, double *x,
                                         kr_gm_dev *s)
 {
     kr_cuda_state *st = kr_cuda(ctx);
@@ -285,6 +357,8 @@ extern "C" kr_status kr_cuda_gm_persist(kr_ctx *ctx, const kr_csr_view *A,
                          t,
                          z,
                          s,
+                         b,
+                         x,
                          persist_parts(ctx),
                          m,
                          steps,

@@ -150,11 +150,8 @@ static kr_status bcgs_iterate(kr_solve_args *a, kr_result *res, double *w)
     double *p = KR_WORK(w, n, P), *v = KR_WORK(w, n, V);
     double *ph = KR_WORK(w, n, PH), *sh = KR_WORK(w, n, SH);
     double *t = KR_WORK(w, n, T), rho_rr[2];
-    const double *xs[2] = {rh, r}, *ys[2] = {r, r};
 
-    KR_TRY(op->copy(ctx, r, a->b, bytes)); /* r = b - A x */
-    KR_TRY(kr_spmv(a, -1.0, a->x, 1.0, r));
-    KR_TRY(op->dots(ctx, n, 1, xs + 1, ys + 1, rho_rr + 1));
+    KR_TRY(kr_start_residual(a, r, rho_rr + 1)); /* r = b - A x */
     res->reason = kr_solver_check(a, res, 0, sqrt(rho_rr[1]));
     KR_TRY(op->copy(ctx, rh, r, bytes));
     KR_TRY(op->copy(ctx, p, r, bytes));

@@ -63,8 +63,7 @@ static kr_status cg_iterate(kr_solve_args *a, kr_result *res, double *w)
     double rz_rr[2];
     const double *xs[2] = {r, r}, *ys[2] = {z, r};
 
-    KR_TRY(op->copy(ctx, r, a->b, (size_t)n * 8)); /* r = b - A x */
-    KR_TRY(kr_spmv(a, -1.0, a->x, 1.0, r));
+    KR_TRY(kr_start_residual(a, r, NULL)); /* r = b - A x */
     KR_TRY(kr_pc(a, r, z));
     KR_TRY(op->dots(ctx, n, 2, xs, ys, rz_rr));
     res->reason = kr_solver_check(a, res, 0, sqrt(rz_rr[1]));

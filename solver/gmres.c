@@ -33,6 +33,7 @@
 #include "solver/multi.h"
 #include "solver/solver.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -230,7 +231,7 @@ static kr_status gm_enqueue(void *arg)
     const gm_path *p = c->p;
     if (p->fused == GM_PERSIST)
         return op->gm_persist(ctx, &p->csr, m, c->nb, p->d, V, c->t, c->z,
-                              c->s);
+                              a->b, a->x, c->s);
     for (int j = c->j0; j < c->j0 + c->nb; j++) {
         double *v, *h = H + (size_t)j * (size_t)(m + 1);
         KR_TRY(gm_matvec(c, j, h, &v));
@@ -296,11 +297,13 @@ static size_t gm_state_bytes(int m)
 
 /* cycle() with H, the rotations and g on the device: batches of steps,
  * one readback each, then H's first k columns and g come back for the
- * update of x on the host. The fused steps (p->fused) take r in t, and
- * step 0 scales it into V's column 0 with inv = 1 / beta. */
+ * update of x on the host, unless the persistent batch ended the cycle
+ * itself: then *rr_end is r.r of the new r = b - A x it left in t (else
+ * -1). The fused steps (p->fused) take r in t, and step 0 scales it into
+ * V's column 0 with inv = 1 / beta. */
 static kr_status cycle_dev(kr_solve_args *a, kr_result *res, gm_host *w,
                            double *V, int *it, double beta, int *happy,
-                           gm_graphs *gg, const gm_path *p)
+                           gm_graphs *gg, const gm_path *p, double *rr_end)
 {
     kr_ctx *ctx = a->ctx;
     const kr_backend_ops *op = ctx->ops;
@@ -348,7 +351,9 @@ static kr_status cycle_dev(kr_solve_args *a, kr_result *res, gm_host *w,
             batch = 2 * batch < cap ? 2 * batch : cap;
     }
     int k = hs.j;
-    if (k == 0 || res->reason == KR_DIVERGED_NANORINF) return KR_OK;
+    *rr_end = hs.ended ? hs.rr : -1.0;
+    if (hs.ended || k == 0 || res->reason == KR_DIVERGED_NANORINF)
+        return KR_OK;
     /* H, cs, sn, g lie in the same order on both sides */
     const double *sH = kr_gm_dev_H((kr_gm_dev *)w->state);
     memcpy(w->H, sH, (size_t)(m + 1) * (size_t)k * sizeof(double));
@@ -388,7 +393,7 @@ static void gm_fusable(const kr_solve_args *a, gm_path *p)
 static kr_status iterate(kr_solve_args *a, kr_result *res, gm_host *w,
                          double *V)
 {
-    int it = 0, happy;
+    int it = 0, happy = 0;
     double beta;
     int dev = a->ctx->ops->gm_step && a->dstate && w->m <= KR_GM_DEV_MAX_M;
     gm_path p;
@@ -403,15 +408,25 @@ static kr_status iterate(kr_solve_args *a, kr_result *res, gm_host *w,
     gg.on = !kr_matrix_is_user(a->A) && !kr_precond_is_user(a->P) &&
             !a->opt->monitor && p.fused != GM_PERSIST;
     kr_status st = KR_OK;
-    KR_TRY(residual(a, r, &beta));
+    double rr = -1.0;
+    KR_TRY(kr_start_residual(a, r, &rr));
+    beta = sqrt(rr);
     res->reason = kr_solver_check(a, res, 0, beta);
     while (res->reason == KR_ITERATING) {
+        rr = -1.0;
         if (dev)
-            st = cycle_dev(a, res, w, V, &it, beta, &happy, &gg, &p);
+            st = cycle_dev(a, res, w, V, &it, beta, &happy, &gg, &p, &rr);
         else
             st = cycle(a, res, w, V, &it, beta, &happy);
+        /* the device's residual of the new x is the solve's true one */
+        a->true_ready = rr >= 0x1p-970 && rr <= DBL_MAX;
+        a->true_rn = sqrt(rr);
         if (st != KR_OK || res->reason != KR_ITERATING) break;
-        st = residual(a, r, &beta);
+        a->true_ready = 0;
+        if (rr >= 0.0)
+            beta = sqrt(rr); /* r is in t already */
+        else
+            st = residual(a, r, &beta);
         if (st != KR_OK) break;
         if (!isfinite(beta))
             res->reason = KR_DIVERGED_NANORINF;

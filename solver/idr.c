@@ -413,9 +413,7 @@ static kr_status iterate(kr_solve_args *a, kr_result *res, idr_dev *d,
     int32_t n = a->n;
     int it = 0, s = w->s;
     double rnorm, om = 1.0;
-    KR_TRY(ctx->ops->copy(ctx, d->r, a->b, (size_t)n * sizeof(double)));
-    KR_TRY(kr_spmv(a, -1.0, a->x, 1.0, d->r));
-    KR_TRY(kr_norm2(ctx, n, d->r, &rnorm));
+    KR_TRY(kr_start_residual_norm(a, d->r, &rnorm)); /* r = b - A x */
     res->reason = kr_solver_check(a, res, 0, rnorm);
     if (res->reason != KR_ITERATING) return KR_OK;
     KR_TRY(kr_idr_shadow_space(a->ctx, a->n, s, a->opt->seed, d->P, d->G));

@@ -178,13 +178,89 @@ kr_status kr_norm2(kr_ctx *ctx, int32_t n, const double *x, double *nrm)
     return KR_OK;
 }
 
-/* ||b - A x||, in the vector set aside for it at setup. */
+/* 1 when a sum of squares d is one whose square root is the norm as
+ * kr_norm2_exp gives it (no scaling needed). */
+static int plain_sumsq(double d)
+{
+    return isnan(d) || (d >= 0x1p-970 && d <= DBL_MAX);
+}
+
+/* r = b - A x into r, out[0] = b.b and out[1] = r.r: one launch over the
+ * CSR view of a small system on the GPU (residual_norms), else the copy,
+ * the SpMV and the dots. */
+static kr_status residual_sums(kr_solve_args *a, double *r, double *out)
+{
+    kr_ctx *ctx = a->ctx;
+    kr_csr_view csr;
+    const double *xs[2] = {a->b, r};
+    if (ctx->ops->residual_norms && kr_dev_persists(a, &csr))
+        return ctx->ops->residual_norms(ctx, &csr, a->b, a->x, r, out);
+    KR_TRY(ctx->ops->copy(ctx, r, a->b, (size_t)a->n * 8));
+    KR_TRY(kr_spmv(a, -1.0, a->x, 1.0, r));
+    return ctx->ops->dots(ctx, a->n, 2, xs, xs, out);
+}
+
+/* ||b - A x||, in the vector set aside for it at setup; r and r.r stay
+ * there for a restart's start (kr_start_residual). A method that ended
+ * by computing it (args->true_ready) hands it over instead. */
 static kr_status true_residual(kr_solve_args *a, double *out)
 {
-    double *r = a->check;
-    KR_TRY(a->ctx->ops->copy(a->ctx, r, a->b, (size_t)a->n * 8));
+    double *r = a->check, d[2];
+    a->check_ready = 0;
+    if (a->true_ready) {
+        a->true_ready = 0;
+        *out = a->true_rn;
+        return KR_OK;
+    }
+    KR_TRY(residual_sums(a, r, d));
+    double rr = d[1];
+    if (!plain_sumsq(rr)) return kr_norm2(a->ctx, a->n, r, out);
+    a->check_rr = rr;
+    a->check_ready = 1;
+    *out = sqrt(rr);
+    return KR_OK;
+}
+
+kr_status kr_start_residual(kr_solve_args *a, double *r, double *rr)
+{
+    kr_ctx *ctx = a->ctx;
+    size_t bytes = (size_t)a->n * sizeof(double);
+    const double *rs[1] = {r};
+    if (a->check_ready) {
+        a->check_ready = 0;
+        if (rr) *rr = a->check_rr;
+        return r == a->check ? KR_OK : ctx->ops->copy(ctx, r, a->check, bytes);
+    }
+    KR_TRY(ctx->ops->copy(ctx, r, a->b, bytes));
     KR_TRY(kr_spmv(a, -1.0, a->x, 1.0, r));
-    return kr_norm2(a->ctx, a->n, r, out);
+    return rr ? ctx->ops->dots(ctx, a->n, 1, rs, rs, rr) : KR_OK;
+}
+
+kr_status kr_start_residual_norm(kr_solve_args *a, double *r, double *rnorm)
+{
+    double rr;
+    KR_TRY(kr_start_residual(a, r, &rr));
+    if (plain_sumsq(rr)) {
+        *rnorm = sqrt(rr);
+        return KR_OK;
+    }
+    return kr_norm2(a->ctx, a->n, r, rnorm);
+}
+
+/* ||b|| = m 2^e and, in the same round trip, r = b - A x into check with
+ * its r.r for the first run's start: a short solve on the GPU pays one
+ * host round trip for both instead of two. Where b.b needs scaling the
+ * norm is redone as kr_norm2_exp does it, and the run computes r. */
+static kr_status first_norms(kr_solve_args *a, double *m, int *e)
+{
+    kr_ctx *ctx = a->ctx;
+    double d[2];
+    KR_TRY(residual_sums(a, a->check, d));
+    *e = 0;
+    *m = sqrt(d[0]);
+    a->check_rr = d[1];
+    a->check_ready = plain_sumsq(d[0]) && plain_sumsq(d[1]);
+    return plain_sumsq(d[0]) ? KR_OK : kr_norm2_exp(ctx, a->n, a->b, m, e);
 }
 
 /* 1 when the reason claims a convergence the true residual must confirm
@@ -292,7 +368,7 @@ kr_status kr_solver_run(kr_solve_args *a, const kr_solver_ops *method,
                         kr_result *res)
 {
     int e;
-    KR_TRY(kr_norm2_exp(a->ctx, a->n, a->b, &a->bnorm_m, &e));
+    KR_TRY(first_norms(a, &a->bnorm_m, &e));
     a->bnorm_e = e;
     a->bnorm = ldexp(a->bnorm_m, e);
     res->bnorm = a->bnorm;
@@ -308,7 +384,10 @@ kr_status kr_solver_run(kr_solve_args *a, const kr_solver_ops *method,
                        "right-hand side contains NaN "
                        "or Inf");
     int be = ilogb(a->bnorm_m) + e; /* ||b|| in [2^be, 2^(be+1)) */
-    if (be < -500 || be > 500) return run_scaled(a, method, res, be);
+    if (be < -500 || be > 500) {
+        a->check_ready = 0; /* the scaled run starts from s b - A s x */
+        return run_scaled(a, method, res, be);
+    }
     return run_checked(a, method, res);
 }
 

@@ -35,6 +35,13 @@ typedef struct kr_solve_args {
                             (kr_solver_ops.workspace): backend memory */
     double *hwork;       /* the method's host scratch, allocated at setup */
     double *check;       /* n doubles for the true residual after a run */
+    int check_ready;     /* 1: check holds b - A x for this x and check_rr
+                            its r.r, for the next run's start to take
+                            (kr_start_residual) */
+    double check_rr;
+    int true_ready;      /* 1: the run ended by computing ||b - A x|| of
+                            its x (true_rn), so the solve need not */
+    double true_rn;
     void *dstate;        /* KR_DSTATE_BYTES of backend memory for the scalars
                             a method keeps on the device (kr_cg_dev) */
     int defer_interrupt; /* 1: kr_solver_check ignores opt->interrupt (an
@@ -114,6 +121,13 @@ kr_status kr_solver_run(kr_solve_args *a, const kr_solver_ops *method,
  * restart the method from x (counted in res), 0 to end (res->reason may
  * become KR_DIVERGED_RESIDUAL_GAP or KR_INTERRUPTED). */
 int kr_solver_restart_due(const kr_solve_args *a, kr_result *res);
+
+/* r = b - A x into r at the start of a run, and r.r into *rr (rr NULL:
+ * not wanted): copied from args->check where the solve's first round trip
+ * or the last run's true residual left them for this x, else computed. */
+kr_status kr_start_residual(kr_solve_args *a, double *r, double *rr);
+/* The same with ||r|| as kr_norm2 gives it. */
+kr_status kr_start_residual_norm(kr_solve_args *a, double *r, double *rnorm);
 
 /* 1 when the caller asked the solve to stop (kr_solve_options.interrupt);
  * kr_solver_check tests it at every iteration. */

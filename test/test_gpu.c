@@ -911,6 +911,13 @@ static void gm_persist_case(kr_ctx *c, kr_ctx *g, const kr_csr *A,
                       "%s: %d persistent, %d per step, %d CPU iterations", what,
                       r.res.iterations, ref.res.iterations, cpu.res.iterations);
         ck_assert(r.res.true_rnorm <= 1.05e-8 * r.res.bnorm);
+        /* the device ends the last cycle with b - A x: its norm is the
+         * host's for that x (to the rounding of a residual near 1e-14) */
+        double host = kt_host_residual(A, b, r.x);
+        ck_assert_msg(fabs(r.res.true_rnorm - host) <=
+                          1e-4 * host + 1e-12 * r.res.bnorm,
+                      "%s: true residual %.17g reported, %.17g on the host",
+                      what, r.res.true_rnorm, host);
         ck_assert(kt_rel_diff(A->nrows, r.x, ref.x) < 1e-5);
         free(r.x);
     }
@@ -1061,6 +1068,73 @@ static void download(kr_ctx *ctx, double *host, const void *dev, size_t n)
     ck_assert_int_eq(ctx->ops->download(ctx, host, dev, n * sizeof *host),
                      KR_OK);
 }
+
+/* residual_norms over ctx's CSR view of A against the host: r = b - A x
+ * row by row within 1e-13 of the row's sum of magnitudes, b.b and r.r
+ * within 1e-13 of the host's sums. */
+static void check_residual_norms(kr_ctx *ctx, const kr_csr *A, uint64_t seed)
+{
+    int32_t n = A->nrows;
+    size_t bytes = (size_t)n * sizeof(double);
+    kr_matrix *M;
+    kr_csr_view v;
+    ck_assert_int_eq(kr_matrix_create(ctx, A, "csr", &M), KR_OK);
+    ck_assert(kr_matrix_backend_csr(M, &v));
+    uint64_t s = seed;
+    double *b = kt_rand_vector(n, &s), *x = kt_rand_vector(n, &s);
+    double *r = malloc(bytes), out[2], bb = 0.0, rr = 0.0;
+    ck_assert(r);
+    double *db = upload_new(ctx, b, bytes), *dx = upload_new(ctx, x, bytes);
+    double *dr = upload_new(ctx, x, bytes);
+    ck_assert_int_eq(ctx->ops->residual_norms(ctx, &v, db, dx, dr, out), KR_OK);
+    download(ctx, r, dr, (size_t)n);
+    for (int32_t i = 0; i < n; i++) {
+        double ri = b[i], mag = fabs(b[i]);
+        for (int32_t k = A->rowptr[i]; k < A->rowptr[i + 1]; k++) {
+            ri -= A->val[k] * x[A->colind[k]];
+            mag += fabs(A->val[k] * x[A->colind[k]]);
+        }
+        ck_assert_msg(fabs(r[i] - ri) <= 1e-13 * mag,
+                      "residual_norms row %d: %.17g vs %.17g", i + 1, r[i], ri);
+        bb += b[i] * b[i];
+        rr += ri * ri;
+    }
+    ck_assert_msg(fabs(out[0] - bb) <= 1e-13 * bb, "b.b %.17g vs %.17g",
+                  out[0], bb);
+    ck_assert_msg(fabs(out[1] - rr) <= 1e-12 * rr, "r.r %.17g vs %.17g",
+                  out[1], rr);
+    kr_dev_free(ctx, db);
+    kr_dev_free(ctx, dx);
+    kr_dev_free(ctx, dr);
+    kr_matrix_destroy(M);
+    free(b);
+    free(x);
+    free(r);
+}
+
+/* The one-launch residual of a solve's start and end (residual_norms) on
+ * rows of 5 and 81 entries (4 and 32 lanes a row) and an arrow whose
+ * first row has 3,000. */
+START_TEST(residual_norms_op)
+{
+    kr_ctx *g = kt_gpu_or_skip("residual_norms_op");
+    if (!g) return;
+    uint64_t seed = (uint64_t)kr_wtime();
+    printf("residual_norms_op: seed %llu\n", (unsigned long long)seed);
+    const char *specs[] = {"convdiff2d:150", "elasticity3d:8"};
+    for (int p = 0; p < 2; p++) {
+        kr_csr A;
+        ck_assert_int_eq(kr_generate(g, specs[p], &A), KR_OK);
+        check_residual_norms(g, &A, seed + (uint64_t)p);
+        kr_csr_free(&A);
+    }
+    kr_csr A;
+    arrow_csr(g, 3000, &A);
+    check_residual_norms(g, &A, seed + 2);
+    kr_csr_free(&A);
+    kr_ctx_destroy(g);
+}
+END_TEST
 
 /* PELLR's gm_dir_apply on ctx with k columns of V against the host: v =
  * c u bit for bit, w = A (d .* v) and h = V^T w within 1e-13 of their
@@ -1301,6 +1375,7 @@ int main(void)
     tcase_add_test(tc, persist_repeats);
     tcase_add_test(tc, gmres_fused_op);
     tcase_add_test(tc, gmres_fused_step);
+    tcase_add_test(tc, residual_norms_op);
     tcase_add_test(tc, gmres_persist_matches);
     tcase_add_test(tc, gmres_persist_stops);
     suite_add_tcase(s, tc);
