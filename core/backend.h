@@ -200,8 +200,8 @@ typedef struct kr_gm_dev {
     int32_t happy; /* the last step ended in a happy breakdown            */
     int32_t ended; /* gm_persist ended the cycle: x updated, r = b - A x
                       (in t) and rr = r.r computed                        */
-    double inv; /* 1 / H(j+1, j) of the last step: v_{j+1}'s scale        */
-    double rr;  /* r.r of the new residual, where `ended`                 */
+    double inv;    /* 1 / H(j+1, j) of the last step: v_{j+1}'s scale        */
+    double rr;     /* r.r of the new residual, where `ended`                 */
 } kr_gm_dev;
 
 /* The longest restart run with the scalars on the device: a step's

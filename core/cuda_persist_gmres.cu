@@ -351,18 +351,10 @@ extern "C" kr_status kr_cuda_gm_persist(kr_ctx *ctx, const kr_csr_view *A,
     int nb = 1;
     KR_TRY(persist_blocks(ctx, "gm_persist", kernel, 2 * m + 1,
                           (int64_t)A->nrows * v, &nb));
-    gm_persist_args a = {*A,
-                         d,
-                         V,
-                         t,
-                         z,
-                         s,
-                         b,
-                         x,
-                         persist_parts(ctx),
-                         m,
-                         steps,
-                         gm_group(A->nrows, PERSIST_BLOCK / v, nb)};
+    gm_persist_args a = {*A, d,     V,
+                         t,  z,     s,
+                         b,  x,     persist_parts(ctx),
+                         m,  steps, gm_group(A->nrows, PERSIST_BLOCK / v, nb)};
     void *args[] = {&a};
     KR_CUDA_TRY(ctx, cudaLaunchCooperativeKernel(kernel, nb, PERSIST_BLOCK,
                                                  args, 0, st->stream));

@@ -230,8 +230,8 @@ static kr_status gm_enqueue(void *arg)
     double *h2 = H + (size_t)(m + 1) * (size_t)m + 3 * (size_t)m + 1;
     const gm_path *p = c->p;
     if (p->fused == GM_PERSIST)
-        return op->gm_persist(ctx, &p->csr, m, c->nb, p->d, V, c->t, c->z,
-                              a->b, a->x, c->s);
+        return op->gm_persist(ctx, &p->csr, m, c->nb, p->d, V, c->t, c->z, a->b,
+                              a->x, c->s);
     for (int j = c->j0; j < c->j0 + c->nb; j++) {
         double *v, *h = H + (size_t)j * (size_t)(m + 1);
         KR_TRY(gm_matvec(c, j, h, &v));
@@ -352,8 +352,7 @@ static kr_status cycle_dev(kr_solve_args *a, kr_result *res, gm_host *w,
     }
     int k = hs.j;
     *rr_end = hs.ended ? hs.rr : -1.0;
-    if (hs.ended || k == 0 || res->reason == KR_DIVERGED_NANORINF)
-        return KR_OK;
+    if (hs.ended || k == 0 || res->reason == KR_DIVERGED_NANORINF) return KR_OK;
     /* H, cs, sn, g lie in the same order on both sides */
     const double *sH = kr_gm_dev_H((kr_gm_dev *)w->state);
     memcpy(w->H, sH, (size_t)(m + 1) * (size_t)k * sizeof(double));

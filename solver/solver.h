@@ -22,25 +22,25 @@ typedef struct kr_solve_args {
     double bnorm;   /* ||b|| of the system the method solves          */
     double bnorm_m; /* ||b|| of the caller's b = bnorm_m * 2^bnorm_e  */
     int bnorm_e;
-    double scale;        /* b and x were scaled by this power of two (1: not
-                            scaled); norms shown to the user are divided by it
-                            (see run_scaled in solve.c) */
-    double r0norm;       /* ||r_0||, set by kr_solver_check at iteration 0 */
-    double run_r0norm;   /* ||b - A x|| this run started from (its first
-                            residual, set by kr_solver_check at it = 0) */
-    int it0;             /* iterations done before this run (a restart from x
-                            after a residual gap or a breakdown): methods count
-                            from 0, kr_solver_check numbers from it0 */
-    double *work;        /* the method's work vectors, allocated at setup
-                            (kr_solver_ops.workspace): backend memory */
-    double *hwork;       /* the method's host scratch, allocated at setup */
-    double *check;       /* n doubles for the true residual after a run */
-    int check_ready;     /* 1: check holds b - A x for this x and check_rr
-                            its r.r, for the next run's start to take
-                            (kr_start_residual) */
+    double scale;      /* b and x were scaled by this power of two (1: not
+                          scaled); norms shown to the user are divided by it
+                          (see run_scaled in solve.c) */
+    double r0norm;     /* ||r_0||, set by kr_solver_check at iteration 0 */
+    double run_r0norm; /* ||b - A x|| this run started from (its first
+                          residual, set by kr_solver_check at it = 0) */
+    int it0;           /* iterations done before this run (a restart from x
+                          after a residual gap or a breakdown): methods count
+                          from 0, kr_solver_check numbers from it0 */
+    double *work;      /* the method's work vectors, allocated at setup
+                          (kr_solver_ops.workspace): backend memory */
+    double *hwork;     /* the method's host scratch, allocated at setup */
+    double *check;     /* n doubles for the true residual after a run */
+    int check_ready;   /* 1: check holds b - A x for this x and check_rr
+                          its r.r, for the next run's start to take
+                          (kr_start_residual) */
     double check_rr;
-    int true_ready;      /* 1: the run ended by computing ||b - A x|| of
-                            its x (true_rn), so the solve need not */
+    int true_ready; /* 1: the run ended by computing ||b - A x|| of
+                       its x (true_rn), so the solve need not */
     double true_rn;
     void *dstate;        /* KR_DSTATE_BYTES of backend memory for the scalars
                             a method keeps on the device (kr_cg_dev) */

@@ -521,9 +521,11 @@ START_TEST(gpu_apply_multi_matches_cpu)
     kr_ctx *c = kt_cpu();
     uint64_t st = (uint64_t)kr_wtime();
     printf("gpu_apply_multi_matches_cpu: seed %llu\n", (unsigned long long)st);
-    const int32_t widths[] = {1, 7, 32, 0};
-    const int ks[] = {1, 3, 8, 33};
-    for (int t = 0; t < 4; t++) {
+    /* k = 1, 2, 3, 8, 16 and 33: every width of column chunk (1 to 32
+     * columns a pass, idle lanes past k, a second pass) */
+    const int32_t widths[] = {1, 7, 32, 0, 0, 13};
+    const int ks[] = {1, 3, 8, 33, 16, 2};
+    for (int t = 0; t < 6; t++) {
         int64_t total;
         int32_t nb = 1001 + t, *s = random_starts(&st, nb, widths[t], &total);
         size_t nk = (size_t)s[nb] * (size_t)ks[t];

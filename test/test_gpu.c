@@ -1099,10 +1099,10 @@ static void check_residual_norms(kr_ctx *ctx, const kr_csr *A, uint64_t seed)
         bb += b[i] * b[i];
         rr += ri * ri;
     }
-    ck_assert_msg(fabs(out[0] - bb) <= 1e-13 * bb, "b.b %.17g vs %.17g",
-                  out[0], bb);
-    ck_assert_msg(fabs(out[1] - rr) <= 1e-12 * rr, "r.r %.17g vs %.17g",
-                  out[1], rr);
+    ck_assert_msg(fabs(out[0] - bb) <= 1e-13 * bb, "b.b %.17g vs %.17g", out[0],
+                  bb);
+    ck_assert_msg(fabs(out[1] - rr) <= 1e-12 * rr, "r.r %.17g vs %.17g", out[1],
+                  rr);
     kr_dev_free(ctx, db);
     kr_dev_free(ctx, dx);
     kr_dev_free(ctx, dr);
