@@ -558,10 +558,14 @@ typedef struct kr_backend_ops {
      * cg_dir_apply and cg_update_keep make (pn = zk + beta p, q = A pn,
      * then the update keeping p = pn; zk is z with d, else r) in one
      * launch, A read through its CSR view; stops where those would.
+     * With `start`, CG's start-up first: z = d .* r (d NULL: z is r), p =
+     * zk and s->rho = r.zk, stopping with KR_DEV_STOP_RHO where that is
+     * < 0 or not finite (s->beta 0).
      * GPU only (core/cuda_persist_cg.cu), n <= KR_PERSIST_MAX_ROWS. */
     kr_status (*cg_persist)(kr_ctx *ctx, const kr_csr_view *A, int iters,
-                            const double *d, double *x, double *r, double *z,
-                            double *p, double *pn, double *q, kr_cg_dev *s);
+                            int start, const double *d, double *x, double *r,
+                            double *z, double *p, double *pn, double *q,
+                            kr_cg_dev *s);
     /* gemv_t and gemv_n with h in backend memory (no host round trip) */
     kr_status (*gemv_t_dev)(kr_ctx *ctx, int32_t n, int k, const double *V,
                             int64_t ld, const double *w, double *h);

@@ -11,8 +11,9 @@ extern "C" {
 
 /* kr_backend_ops.cg_persist */
 kr_status kr_cuda_cg_persist(kr_ctx *ctx, const kr_csr_view *A, int iters,
-                             const double *d, double *x, double *r, double *z,
-                             double *p, double *pn, double *q, kr_cg_dev *s);
+                             int start, const double *d, double *x, double *r,
+                             double *z, double *p, double *pn, double *q,
+                             kr_cg_dev *s);
 /* kr_backend_ops.gm_persist (core/cuda_persist_gmres.cu) */
 kr_status kr_cuda_gm_persist(kr_ctx *ctx, const kr_csr_view *A, int m,
                              int steps, const double *d, double *V, double *t,

@@ -15,7 +15,40 @@ struct cg_persist_args {
     kr_cg_dev *s;
     double *part; /* 3 * gridDim.x partial sums */
     int iters;
+    int start; /* CG's start-up first (cg_start) */
 };
+
+/* CG's start-up, where the host has r and r.r already (solver/cg.c):
+ * z = d .* r, p = zk and rho = r.zk, one barrier, the host's pc, dots and
+ * copy (a round trip) saved. The sum goes to the slots of the
+ * iteration's r.z, written again only after its first barrier. */
+static __device__ void cg_start(const cg_persist_args &a, kr_cg_dev *s,
+                                double *sh)
+{
+    const int64_t n = a.A.nrows;
+    double rz = 0.0;
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (int64_t)gridDim.x * blockDim.x) {
+        const double ri = a.r[i];
+        double zi = ri;
+        if (a.d) {
+            zi = __ldg(a.d + i) * ri;
+            a.z[i] = zi;
+        }
+        a.p[i] = zi;
+        rz += ri * zi;
+    }
+    rz = block_total(rz, sh);
+    double *part = a.part + gridDim.x;
+    if (threadIdx.x == 0) part[blockIdx.x] = rz;
+    cg::this_grid().sync();
+    rz = grid_total(part, sh);
+    if (threadIdx.x == 0) {
+        s->rho = rz;
+        if (rz < 0 || !isfinite(rz)) s->h.stop = KR_DEV_STOP_RHO;
+    }
+    __syncthreads();
+}
 
 /* Phase 1: pn = zk + beta p and q = A pn, gathering zk and p (no barrier
  * between the direction and the SpMV), and this block's part of pn.q. */
@@ -72,6 +105,7 @@ __global__ void __launch_bounds__(PERSIST_BLOCK)
     kr_cg_dev *s = st.get();
     const held_entries &h = hold_rows<V>(a.A);
     state_load(&st, a.s);
+    if (a.start) cg_start(a, s, sh);
     const double *zk = a.d ? a.z : a.r;
     double *part = a.part;
     const unsigned nb = gridDim.x;
@@ -108,12 +142,13 @@ static const void *cg_kernel(int lanes)
 }
 
 extern "C" kr_status kr_cuda_cg_persist(kr_ctx *ctx, const kr_csr_view *A,
-                                        int iters, const double *d, double *x,
-                                        double *r, double *z, double *p,
-                                        double *pn, double *q, kr_cg_dev *s)
+                                        int iters, int start, const double *d,
+                                        double *x, double *r, double *z,
+                                        double *p, double *pn, double *q,
+                                        kr_cg_dev *s)
 {
-    cg_persist_args a = {*A,   d, x, r, z, p, pn, q, s, persist_parts(ctx),
-                         iters};
+    cg_persist_args a = {*A,    d,    x, r, z, p, pn, q, s, persist_parts(ctx),
+                         iters, start};
     return persist_launch(ctx, "cg_persist", cg_kernel, A, iters, 3, &a);
 }
 

@@ -51,7 +51,18 @@ static kr_status cg_update(kr_solve_args *a, double alpha, const double *p,
 _Static_assert(sizeof(kr_cg_dev) <= KR_DSTATE_BYTES, "kr_cg_dev fits dstate");
 
 static kr_status cg_device_loop(kr_solve_args *a, kr_result *res, double *w,
-                                const double *d, double rho);
+                                const double *d, double rho, int start);
+
+/* 1 when the persistent batches will run (cg_persist, a diagonal or no
+ * preconditioner, a small system); *d the diagonal (NULL: none). */
+static int cg_persists(const kr_solve_args *a, const double **d)
+{
+    kr_csr_view csr;
+    const kr_precond_ops *pc = a->P->ops;
+    return a->ctx->ops->cg_persist && a->ctx->ops->cg_alpha && a->dstate &&
+           pc->diagonal && pc->diagonal(a->P->impl, d) &&
+           kr_dev_persists(a, &csr);
+}
 
 static kr_status cg_iterate(kr_solve_args *a, kr_result *res, double *w)
 {
@@ -63,17 +74,25 @@ static kr_status cg_iterate(kr_solve_args *a, kr_result *res, double *w)
     double rz_rr[2];
     const double *xs[2] = {r, r}, *ys[2] = {z, r};
 
-    KR_TRY(kr_start_residual(a, r, NULL)); /* r = b - A x */
+    /* r = b - A x; where r.r came with it and the batches persist, the
+     * first launch makes z, p and rho (cg_start): no round trip here */
+    int known = a->check_ready;
+    const double *d;
+    KR_TRY(kr_start_residual(a, r, known ? rz_rr + 1 : NULL));
+    if (known && cg_persists(a, &d)) {
+        res->reason = kr_solver_check(a, res, 0, sqrt(rz_rr[1]));
+        if (res->reason != KR_ITERATING) return KR_OK;
+        return cg_device_loop(a, res, w, d, NAN, 1);
+    }
     KR_TRY(kr_pc(a, r, z));
     KR_TRY(op->dots(ctx, n, 2, xs, ys, rz_rr));
     res->reason = kr_solver_check(a, res, 0, sqrt(rz_rr[1]));
     KR_TRY(op->copy(ctx, p, z, (size_t)n * 8));
     double rho = rz_rr[0];
-    const double *d;
     if (res->reason == KR_ITERATING && op->cg_alpha && a->dstate &&
         !(rho < 0 || !isfinite(rho)) && a->P->ops->diagonal &&
         a->P->ops->diagonal(a->P->impl, &d))
-        return cg_device_loop(a, res, w, d, rho);
+        return cg_device_loop(a, res, w, d, rho, 0);
     for (int it = 1; res->reason == KR_ITERATING; it++) {
         if (rho < 0 || !isfinite(rho)) {
             res->reason = isfinite(rho) ? KR_DIVERGED_INDEFINITE_PC
@@ -110,6 +129,7 @@ typedef struct cg_batch {
     const double *d, *zk; /* the diagonal (NULL: identity), z or r */
     kr_cg_dev *s;         /* backend memory */
     int nb;
+    int start; /* the next persistent batch makes z, p and rho first */
 } cg_batch;
 
 static kr_status cg_enqueue(void *arg)
@@ -119,9 +139,12 @@ static kr_status cg_enqueue(void *arg)
     kr_ctx *ctx = a->ctx;
     const kr_backend_ops *op = ctx->ops;
     const kr_format_ops *f = a->A->ops;
-    if (c->csr.nrows)
-        return op->cg_persist(ctx, &c->csr, c->nb, c->d, a->x, c->r, c->z, c->p,
-                              c->pn, c->q, c->s);
+    if (c->csr.nrows) {
+        int start = c->start;
+        c->start = 0;
+        return op->cg_persist(ctx, &c->csr, c->nb, start, c->d, a->x, c->r,
+                              c->z, c->p, c->pn, c->q, c->s);
+    }
     for (int i = 0; i < c->nb; i++) {
         if (c->pn) { /* the fused step: two launches */
             KR_TRY(f->cg_dir_apply(ctx, a->A->impl, c->zk, c->p, c->pn, c->q,
@@ -163,9 +186,11 @@ static int cg_fusable(const kr_solve_args *a)
 }
 
 /* The iterations after the start-up, with the scalars on the device; p
- * holds z, and beta starts at 0, so the fused step's first p' is z. */
+ * holds z, and beta starts at 0, so the fused step's first p' is z. With
+ * `start` (persistent batches only) the first launch makes z, p and rho
+ * itself. */
 static kr_status cg_device_loop(kr_solve_args *a, kr_result *res, double *w,
-                                const double *d, double rho)
+                                const double *d, double rho, int start)
 {
     int32_t n = a->n;
     cg_batch c = {.a = a,
@@ -178,6 +203,11 @@ static kr_status cg_device_loop(kr_solve_args *a, kr_result *res, double *w,
     c.zk = d ? c.z : c.r;
     int whole = a->ctx->ops->cg_persist && kr_dev_persists(a, &c.csr);
     if (!whole) c.csr.nrows = 0;
+    if (start && !whole)
+        return kr_fail(a->ctx, KR_ERR_DEVICE,
+                       "cg: start-up on the device without its persistent "
+                       "batches (internal error)");
+    c.start = start;
     c.pn = whole || cg_fusable(a) ? KR_WORK(w, n, PN) : NULL;
     kr_cg_dev hs;
     memset(&hs, 0, sizeof hs);

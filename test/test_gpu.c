@@ -398,12 +398,12 @@ static kr_backend_ops counting_ops;
 static const kr_backend_ops *real_ops;
 static int cg_persist_calls;
 static kr_status counted_cg_persist(kr_ctx *ctx, const kr_csr_view *A,
-                                    int iters, const double *d, double *x,
-                                    double *r, double *z, double *p, double *pn,
-                                    double *q, kr_cg_dev *s)
+                                    int iters, int start, const double *d,
+                                    double *x, double *r, double *z, double *p,
+                                    double *pn, double *q, kr_cg_dev *s)
 {
     cg_persist_calls++;
-    return real_ops->cg_persist(ctx, A, iters, d, x, r, z, p, pn, q, s);
+    return real_ops->cg_persist(ctx, A, iters, start, d, x, r, z, p, pn, q, s);
 }
 
 static void count_cg_persist(kr_ctx *ctx)
@@ -413,6 +413,52 @@ static void count_cg_persist(kr_ctx *ctx)
     counting_ops.cg_persist = counted_cg_persist;
     ctx->ops = &counting_ops;
 }
+
+/* CG's start-up in the first persistent launch (cg_start): on
+ * diag(-1 x 600, 4 x 400) with b = ones, Jacobi's r.z = -600 + 100 < 0,
+ * so the launch stops before any iteration, INDEFINITE_PC at iteration
+ * 0 as on the launches per step and the CPU, x untouched (x0 = 0). */
+START_TEST(cg_start_stops)
+{
+    kr_ctx *g = kt_gpu_or_skip("cg_start_stops");
+    if (!g) return;
+    kr_ctx *c = kt_cpu();
+    const int32_t n = 1000;
+    kr_csr A;
+    ck_assert_int_eq(kr_csr_alloc(c, n, n, n, &A), KR_OK);
+    double *b = malloc((size_t)n * sizeof *b);
+    ck_assert(b);
+    for (int32_t i = 0; i < n; i++) {
+        A.rowptr[i] = i;
+        A.colind[i] = i;
+        A.val[i] = i < 600 ? -1.0 : 4.0;
+        b[i] = 1.0;
+    }
+    A.rowptr[n] = n;
+    count_cg_persist(g);
+    const char *how[] = {"persistent", "per step", "CPU"};
+    for (int k = 0; k < 3; k++) {
+        run r;
+        cg_persist_calls = 0;
+        cg_run_env(k == 2 ? c : g, &A, b, "jacobi", 100, "KRYLOV_PERSIST",
+                   k == 1 ? "0" : NULL, &r);
+        printf("cg_start_stops: %s: %s at %d, %d persistent launches\n", how[k],
+               kr_reason_name(r.res.reason), r.res.iterations,
+               cg_persist_calls);
+        ck_assert_int_eq(r.res.reason, KR_DIVERGED_INDEFINITE_PC);
+        ck_assert_int_eq(r.res.iterations, 0);
+        ck_assert_int_eq(cg_persist_calls, k == 0);
+        for (int32_t i = 0; i < n; i++)
+            ck_assert(r.x[i] == 0.0);
+        free(r.x);
+    }
+    g->ops = real_ops;
+    free(b);
+    kr_csr_free(&A);
+    kr_ctx_destroy(c);
+    kr_ctx_destroy(g);
+}
+END_TEST
 
 /* A row longer than KR_PERSIST_LONGEST keeps CG on the launches per
  * step, whose formats spread long rows; a few long rows below it (the
@@ -510,9 +556,9 @@ END_TEST
 
 /* BiCGSTAB's persistent batches (bcgs_persist: three grid-wide barriers
  * an iteration) against the launches per step (KRYLOV_PERSIST=0) and the
- * CPU: the same reason, iteration counts within compare_solve's BiCGSTAB
- * tolerance, the tolerance met by the true residual and x within 1e-5 of
- * the launches' (compare_solve's, against the CPU); with the blocks
+ * CPU: the same reason, the tolerance met by the true residual, x within
+ * 1e-5 of the launches' and the CPU's, iteration counts within 25% of
+ * both; with the blocks
  * chosen, one block and three (the rows loop over the grid many times). */
 static void bcgs_persist_case(kr_ctx *c, kr_ctx *g, const kr_csr *A,
                               const double *b, const char *what, const char *pc)
@@ -532,12 +578,16 @@ static void bcgs_persist_case(kr_ctx *c, kr_ctx *g, const kr_csr *A,
                what, pc, blocks[k] ? blocks[k] : "auto", r.res.iterations,
                ref.res.iterations, cpu.res.iterations);
         ck_assert_int_eq(r.res.reason, ref.res.reason);
-        ck_assert_int_le(abs(r.res.iterations - ref.res.iterations),
-                         3 + ref.res.iterations / 5);
-        ck_assert_int_le(abs(r.res.iterations - cpu.res.iterations),
-                         3 + cpu.res.iterations / 5);
         ck_assert(r.res.true_rnorm <= 1.05e-8 * r.res.bnorm);
         ck_assert(kt_rel_diff(A->nrows, r.x, ref.x) < 1e-5);
+        /* BiCGSTAB's count follows the order of the sums: on
+         * convdiff2d:150 without a preconditioner one seed took 274, 341
+         * and 288 iterations with the launch's blocks chosen, one and
+         * three, 280 per step and 284 on the CPU (H100, 2026-11-28) */
+        ck_assert_int_le(abs(r.res.iterations - ref.res.iterations),
+                         3 + ref.res.iterations / 4);
+        ck_assert_int_le(abs(r.res.iterations - cpu.res.iterations),
+                         3 + cpu.res.iterations / 4);
         ck_assert(kt_rel_diff(A->nrows, r.x, cpu.x) < 1e-5);
         free(r.x);
     }
@@ -1376,6 +1426,7 @@ int main(void)
     tcase_add_test(tc, gmres_fused_op);
     tcase_add_test(tc, gmres_fused_step);
     tcase_add_test(tc, residual_norms_op);
+    tcase_add_test(tc, cg_start_stops);
     tcase_add_test(tc, gmres_persist_matches);
     tcase_add_test(tc, gmres_persist_stops);
     suite_add_tcase(s, tc);
