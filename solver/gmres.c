@@ -33,7 +33,6 @@
 #include "solver/multi.h"
 #include "solver/solver.h"
 
-#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,12 +57,8 @@ static double *col(const gm_host *w, int j)
 /* r = b - A x into r, and ||r|| */
 static kr_status residual(kr_solve_args *a, double *r, double *beta)
 {
-    kr_ctx *ctx = a->ctx;
-    const double *rs[1] = {r};
     double rr;
-    KR_TRY(ctx->ops->copy(ctx, r, a->b, (size_t)a->n * sizeof(double)));
-    KR_TRY(kr_spmv(a, -1.0, a->x, 1.0, r));
-    KR_TRY(ctx->ops->dots(ctx, a->n, 1, rs, rs, &rr));
+    KR_TRY(kr_start_residual(a, r, &rr));
     *beta = sqrt(rr);
     return KR_OK;
 }
@@ -407,21 +402,20 @@ static kr_status iterate(kr_solve_args *a, kr_result *res, gm_host *w,
     gg.on = !kr_matrix_is_user(a->A) && !kr_precond_is_user(a->P) &&
             !a->opt->monitor && p.fused != GM_PERSIST;
     kr_status st = KR_OK;
-    double rr = -1.0;
-    KR_TRY(kr_start_residual(a, r, &rr));
-    beta = sqrt(rr);
+    KR_TRY(residual(a, r, &beta));
     res->reason = kr_solver_check(a, res, 0, beta);
     while (res->reason == KR_ITERATING) {
-        rr = -1.0;
+        double rr = -1.0;
         if (dev)
             st = cycle_dev(a, res, w, V, &it, beta, &happy, &gg, &p, &rr);
         else
             st = cycle(a, res, w, V, &it, beta, &happy);
-        /* the device's residual of the new x is the solve's true one */
-        a->true_ready = rr >= 0x1p-970 && rr <= DBL_MAX;
-        a->true_rn = sqrt(rr);
-        if (st != KR_OK || res->reason != KR_ITERATING) break;
-        a->true_ready = 0;
+        if (st != KR_OK) break;
+        if (res->reason != KR_ITERATING) {
+            /* the device's residual of the new x is the solve's true one */
+            kr_solver_end_residual(a, rr);
+            break;
+        }
         if (rr >= 0.0)
             beta = sqrt(rr); /* r is in t already */
         else

@@ -185,10 +185,11 @@ static int plain_sumsq(double d)
     return isnan(d) || (d >= 0x1p-970 && d <= DBL_MAX);
 }
 
-/* r = b - A x into r, out[0] = b.b and out[1] = r.r: one launch over the
- * CSR view of a small system on the GPU (residual_norms), else the copy,
- * the SpMV and the dots. */
-static kr_status residual_sums(kr_solve_args *a, double *r, double *out)
+/* r = b - A x into r, out[1] = r.r and, with want_bb, out[0] = b.b: one
+ * launch over the CSR view of a small system on the GPU (residual_norms,
+ * which makes both), else the copy, the SpMV and the dots. */
+static kr_status residual_sums(kr_solve_args *a, double *r, int want_bb,
+                               double *out)
 {
     kr_ctx *ctx = a->ctx;
     kr_csr_view csr;
@@ -197,7 +198,14 @@ static kr_status residual_sums(kr_solve_args *a, double *r, double *out)
         return ctx->ops->residual_norms(ctx, &csr, a->b, a->x, r, out);
     KR_TRY(ctx->ops->copy(ctx, r, a->b, (size_t)a->n * 8));
     KR_TRY(kr_spmv(a, -1.0, a->x, 1.0, r));
-    return ctx->ops->dots(ctx, a->n, 2, xs, xs, out);
+    if (want_bb) return ctx->ops->dots(ctx, a->n, 2, xs, xs, out);
+    return ctx->ops->dots(ctx, a->n, 1, xs + 1, xs + 1, out + 1);
+}
+
+void kr_solver_end_residual(kr_solve_args *a, double rr)
+{
+    a->true_ready = plain_sumsq(rr);
+    a->true_rn = sqrt(rr);
 }
 
 /* ||b - A x||, in the vector set aside for it at setup; r and r.r stay
@@ -212,7 +220,7 @@ static kr_status true_residual(kr_solve_args *a, double *out)
         *out = a->true_rn;
         return KR_OK;
     }
-    KR_TRY(residual_sums(a, r, d));
+    KR_TRY(residual_sums(a, r, 0, d));
     double rr = d[1];
     if (!plain_sumsq(rr)) return kr_norm2(a->ctx, a->n, r, out);
     a->check_rr = rr;
@@ -255,7 +263,7 @@ static kr_status first_norms(kr_solve_args *a, double *m, int *e)
 {
     kr_ctx *ctx = a->ctx;
     double d[2];
-    KR_TRY(residual_sums(a, a->check, d));
+    KR_TRY(residual_sums(a, a->check, 1, d));
     *e = 0;
     *m = sqrt(d[0]);
     a->check_rr = d[1];

@@ -122,12 +122,17 @@ kr_status kr_solver_run(kr_solve_args *a, const kr_solver_ops *method,
  * become KR_DIVERGED_RESIDUAL_GAP or KR_INTERRUPTED). */
 int kr_solver_restart_due(const kr_solve_args *a, kr_result *res);
 
-/* r = b - A x into r at the start of a run, and r.r into *rr (rr NULL:
- * not wanted): copied from args->check where the solve's first round trip
- * or the last run's true residual left them for this x, else computed. */
+/* r = b - A x into r, and r.r into *rr (rr NULL: not wanted): at the
+ * start of a run copied from args->check where the solve's first round
+ * trip or the last run's true residual left them for this x, else (and
+ * later in a run) computed. */
 kr_status kr_start_residual(kr_solve_args *a, double *r, double *rr);
 /* The same with ||r|| as kr_norm2 gives it. */
 kr_status kr_start_residual_norm(kr_solve_args *a, double *r, double *rnorm);
+/* A run that ended by computing rr = r.r of r = b - A x for its final x
+ * hands it over as the solve's true residual (taken where its square root
+ * is the norm without scaling; rr < 0: none). */
+void kr_solver_end_residual(kr_solve_args *a, double rr);
 
 /* 1 when the caller asked the solve to stop (kr_solve_options.interrupt);
  * kr_solver_check tests it at every iteration. */
