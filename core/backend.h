@@ -322,6 +322,25 @@ static inline KR_HOST_DEVICE void kr_gm_dev_step(kr_gm_dev *s, double vv)
     kr_gm_dev_rotate(s, vv);
 }
 
+/* gm_persist's operands: A's CSR view, the restart m, the steps of the
+ * batch, Jacobi's inverse diagonal d (or NULL), V (n x (m + 1)), t and z
+ * (step outputs, by turns), b and x (NULL b: the host ends the cycle), the
+ * state s in backend memory, the cycle's r (step 0's input; NULL: t), and
+ * for a new cycle its state head and ||r|| beta (head NULL: s holds the
+ * state). */
+typedef struct kr_gm_launch {
+    const kr_csr_view *A;
+    int m, steps;
+    const double *d;
+    double *V, *t, *z;
+    const double *b;
+    double *x;
+    kr_gm_dev *s;
+    const double *r;
+    const kr_gm_dev *head;
+    double beta;
+} kr_gm_launch;
+
 /* ------------------------------------------------------------------
  * IDR(s) with its scalars in backend memory (the idr_* ops; the host
  * side is solver/idr.c). Begins here, ends at "end of IDR(s)".
@@ -582,25 +601,24 @@ typedef struct kr_backend_ops {
     kr_status (*gm_update_step)(kr_ctx *ctx, int32_t n, int k, const double *V,
                                 int64_t ld, const double *h, double *w,
                                 kr_gm_dev *s);
-    /* gm_persist: `steps` (1..KR_BATCH_MAX, at most m - s->j) Arnoldi
+    /* gm_persist: g->steps (1..KR_BATCH_MAX, at most m - s->j) Arnoldi
      * steps of the fused device path (solver/gmres.c) in one launch: step
-     * j = s->j takes u, step j - 1's unscaled vector (t for even j, else
-     * z), writes v_j = s->inv u into V's column j and w = A (d .* v_j) (d
-     * NULL: A v_j) into the other of t and z, then h = V^T w, w -= V h,
-     * h2 = V^T w, w -= V h2 and kr_gm_dev_step(s, w.w), as the fused
-     * step, gemv_nt_dev and gm_update_step do (the sums in another
-     * order); stops where those would. A is read through its CSR view;
-     * V has n rows, m + 1
-     * columns; m = s->m <= KR_GM_DEV_MAX_M. With b (else NULL), a batch
+     * j = s->j takes u, step j - 1's unscaled vector (g->r for j = 0,
+     * else t for even j, else z), writes v_j = s->inv u into V's column j
+     * and w = A (d .* v_j) (d NULL: A v_j) into the other of t and z, then
+     * h = V^T w, w -= V h, h2 = V^T w, w -= V h2 and kr_gm_dev_step(s,
+     * w.w), as the fused step, gemv_nt_dev and gm_update_step do (the sums
+     * in another order); stops where those would. With g->head (a new
+     * cycle) the state comes in the launch, not from s: *head, g = (beta,
+     * 0, ...), H and the rotations 0; a short solve saves two uploads.
+     * See kr_gm_launch for the operands. With b (else NULL), a batch
      * that ends the cycle with k = s->j > 0 columns (the device's test
      * fired on a finite norm, a happy breakdown, a breakdown or m steps)
      * ends it as solver/gmres.c's update_x and residual would: x += d .*
      * (V(:, 0:k) y) with R y = g, then r = b - A x into t and r.r into
      * s->rr, and sets s->ended.
      * GPU only (core/cuda_persist_gmres.cu), for n <= KR_PERSIST_MAX_ROWS. */
-    kr_status (*gm_persist)(kr_ctx *ctx, const kr_csr_view *A, int m, int steps,
-                            const double *d, double *V, double *t, double *z,
-                            const double *b, double *x, kr_gm_dev *s);
+    kr_status (*gm_persist)(kr_ctx *ctx, const kr_gm_launch *g);
     /* residual_norms: r = b - A x over A's CSR view, out[0] = b.b and
      * out[1] = r.r, in one launch and one download (the sums in an order
      * of their own). GPU only, for the small systems kr_dev_persists

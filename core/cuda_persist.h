@@ -15,10 +15,7 @@ kr_status kr_cuda_cg_persist(kr_ctx *ctx, const kr_csr_view *A, int iters,
                              double *z, double *p, double *pn, double *q,
                              kr_cg_dev *s);
 /* kr_backend_ops.gm_persist (core/cuda_persist_gmres.cu) */
-kr_status kr_cuda_gm_persist(kr_ctx *ctx, const kr_csr_view *A, int m,
-                             int steps, const double *d, double *V, double *t,
-                             double *z, const double *b, double *x,
-                             kr_gm_dev *s);
+kr_status kr_cuda_gm_persist(kr_ctx *ctx, const kr_gm_launch *g);
 /* GMRES's persistent kernel for sub-warps of v lanes (2, 4, ..., 32) */
 const void *kr_cuda_gm_persist_kernel(int v);
 /* kr_backend_ops.idr_persist (core/cuda_persist_idr.cu) */

@@ -29,6 +29,8 @@
 #include "core/cuda_persist.cuh"
 #include "core/cuda_persist.h"
 
+#include <string.h>
+
 namespace cg = cooperative_groups;
 
 struct gm_persist_args {
@@ -38,9 +40,13 @@ struct gm_persist_args {
     kr_gm_dev *s;
     const double *b; /* NULL: the host ends the cycle */
     double *x;
-    double *part; /* (2 m + 1) * gridDim.x partial sums */
+    const double *r; /* step 0's input */
+    double *part;    /* (2 m + 1) * gridDim.x partial sums */
     int m, steps;
     int group; /* column groups in phases 1-3: gm_group */
+    int fresh; /* a new cycle: the state is head and beta, not *s */
+    kr_gm_dev head;
+    double beta;
 };
 
 /* Columns of V a thread holds in phases 1-3: G = 8 or 16 column groups
@@ -272,6 +278,22 @@ static __device__ void gm_end_cycle(const gm_persist_args &a,
     __syncthreads();
 }
 
+/* The block's copy of the state: *a.s, or for a new cycle (a.fresh) the
+ * launch's head with g = (beta, 0, ...) and H, the rotations and h2 0. */
+static __device__ void load_state(const gm_persist_args &a, double *d,
+                                  unsigned nd)
+{
+    const unsigned nh = sizeof(kr_gm_dev) / sizeof(double);
+    const unsigned g0 = nh + (a.m + 1) * a.m + 2 * a.m;
+    const double *head = (const double *)&a.head;
+    for (unsigned i = threadIdx.x; i < nd; i += blockDim.x)
+        d[i] = !a.fresh  ? __ldcg((const double *)a.s + i)
+               : i < nh  ? head[i]
+               : i == g0 ? a.beta
+                         : 0.0;
+    __syncthreads();
+}
+
 template <int V>
 __global__ void __launch_bounds__(PERSIST_BLOCK)
     k_gm_persist(const gm_persist_args a)
@@ -284,9 +306,7 @@ __global__ void __launch_bounds__(PERSIST_BLOCK)
     const int m = a.m, chunk = PERSIST_BLOCK / V;
     const gm_layout L(a.group);
     const unsigned nd = (unsigned)(kr_gm_dev_bytes(m) / sizeof(double));
-    for (unsigned i = threadIdx.x; i < nd; i += blockDim.x)
-        st.d[i] = __ldcg((const double *)a.s + i);
-    __syncthreads();
+    load_state(a, st.d, nd);
     kr_gm_dev *s = st.get();
     double *H = kr_gm_dev_H(s), *h2 = kr_gm_dev_h2(s);
     const int64_t n = a.A.nrows;
@@ -294,7 +314,7 @@ __global__ void __launch_bounds__(PERSIST_BLOCK)
     double *ph = a.part, *ph2 = ph + (int64_t)m * nb, *pww = ph2 + m * nb;
     for (int it = 0; it < a.steps && !s->h.stop && s->j < m; it++) {
         const int j = s->j, k = j + 1;
-        const double *u = j % 2 ? a.z : a.t;
+        const double *u = j % 2 ? a.z : j ? a.t : a.r;
         double *w = j % 2 ? a.t : a.z, *vj = a.V + (int64_t)j * n;
         double *h = H + j * (m + 1);
         dir_spmv<V>(a, hr, u, vj, w, s->inv);
@@ -333,28 +353,40 @@ extern "C" const void *kr_cuda_gm_persist_kernel(int lanes)
     return PERSIST_KERNEL(k_gm_persist, lanes);
 }
 
-extern "C" kr_status kr_cuda_gm_persist(kr_ctx *ctx, const kr_csr_view *A,
-                                        int m, int steps, const double *d,
-                                        double *V, double *t, double *z,
-                                        const double *b, double *x,
-                                        kr_gm_dev *s)
+extern "C" kr_status kr_cuda_gm_persist(kr_ctx *ctx, const kr_gm_launch *g)
 {
     kr_cuda_state *st = kr_cuda(ctx);
     static_assert(KR_GM_DEV_MAX_M <= 8 * GM_COLS, "8 groups hold m columns");
+    static_assert(sizeof(kr_gm_dev) % sizeof(double) == 0, "whole doubles");
+    const int m = g->m, steps = g->steps;
     if (m < 1 || m > KR_GM_DEV_MAX_M || steps < 1 || steps > KR_BATCH_MAX)
         return kr_fail(ctx, KR_ERR_ARG,
                        "gm_persist: restart %d outside 1..%d or %d steps "
                        "outside 1..%d",
                        m, KR_GM_DEV_MAX_M, steps, KR_BATCH_MAX);
-    const int v = lanes_per_row(ctx, A);
+    const int v = lanes_per_row(ctx, g->A);
     const void *kernel = kr_cuda_gm_persist_kernel(v);
     int nb = 1;
     KR_TRY(persist_blocks(ctx, "gm_persist", kernel, 2 * m + 1,
-                          (int64_t)A->nrows * v, &nb));
-    gm_persist_args a = {*A, d,     V,
-                         t,  z,     s,
-                         b,  x,     persist_parts(ctx),
-                         m,  steps, gm_group(A->nrows, PERSIST_BLOCK / v, nb)};
+                          (int64_t)g->A->nrows * v, &nb));
+    gm_persist_args a;
+    memset(&a, 0, sizeof a);
+    a.A = *g->A;
+    a.d = g->d;
+    a.V = g->V;
+    a.t = g->t;
+    a.z = g->z;
+    a.s = g->s;
+    a.b = g->b;
+    a.x = g->x;
+    a.r = g->r ? g->r : g->t;
+    a.part = persist_parts(ctx);
+    a.m = m;
+    a.steps = steps;
+    a.group = gm_group(g->A->nrows, PERSIST_BLOCK / v, nb);
+    a.fresh = g->head != NULL;
+    if (g->head) a.head = *g->head;
+    a.beta = g->beta;
     void *args[] = {&a};
     KR_CUDA_TRY(ctx, cudaLaunchCooperativeKernel(kernel, nb, PERSIST_BLOCK,
                                                  args, 0, st->stream));

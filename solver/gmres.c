@@ -186,6 +186,9 @@ typedef struct gm_batch {
     kr_gm_dev *s; /* backend memory, H etc. after it */
     int j0, nb;
     const gm_path *p;
+    const double *r;       /* the cycle's r: a persistent step 0's input */
+    const kr_gm_dev *head; /* a persistent cycle's state, not yet in s */
+    double beta;           /* ||r||, g's first entry */
 } gm_batch;
 
 /* Step j's new vector A M^-1 v_j, not yet orthogonalised: V's column j+1,
@@ -224,9 +227,23 @@ static kr_status gm_enqueue(void *arg)
     double *H = kr_gm_dev_H(c->s), *V = c->V;
     double *h2 = H + (size_t)(m + 1) * (size_t)m + 3 * (size_t)m + 1;
     const gm_path *p = c->p;
-    if (p->fused == GM_PERSIST)
-        return op->gm_persist(ctx, &p->csr, m, c->nb, p->d, V, c->t, c->z, a->b,
-                              a->x, c->s);
+    if (p->fused == GM_PERSIST) {
+        kr_gm_launch g = {.A = &p->csr,
+                          .m = m,
+                          .steps = c->nb,
+                          .d = p->d,
+                          .V = V,
+                          .t = c->t,
+                          .z = c->z,
+                          .b = a->b,
+                          .x = a->x,
+                          .s = c->s,
+                          .r = c->r,
+                          .head = c->head,
+                          .beta = c->beta};
+        c->head = NULL; /* the next batch reads the state from s */
+        return op->gm_persist(ctx, &g);
+    }
     for (int j = c->j0; j < c->j0 + c->nb; j++) {
         double *v, *h = H + (size_t)j * (size_t)(m + 1);
         KR_TRY(gm_matvec(c, j, h, &v));
@@ -294,11 +311,12 @@ static size_t gm_state_bytes(int m)
  * one readback each, then H's first k columns and g come back for the
  * update of x on the host, unless the persistent batch ended the cycle
  * itself: then *rr_end is r.r of the new r = b - A x it left in t (else
- * -1). The fused steps (p->fused) take r in t, and step 0 scales it into
- * V's column 0 with inv = 1 / beta. */
+ * -1). The fused steps (p->fused) take r in t (the persistent ones in r),
+ * and step 0 scales it into V's column 0 with inv = 1 / beta. */
 static kr_status cycle_dev(kr_solve_args *a, kr_result *res, gm_host *w,
-                           double *V, int *it, double beta, int *happy,
-                           gm_graphs *gg, const gm_path *p, double *rr_end)
+                           double *V, const double *r, int *it, double beta,
+                           int *happy, gm_graphs *gg, const gm_path *p,
+                           double *rr_end)
 {
     kr_ctx *ctx = a->ctx;
     const kr_backend_ops *op = ctx->ops;
@@ -309,8 +327,15 @@ static kr_status cycle_dev(kr_solve_args *a, kr_result *res, gm_host *w,
     memset(&hs, 0, sizeof hs);
     kr_dev_head_init(a, &hs.h);
     hs.m = m;
-    gm_batch c = {
-        .a = a, .w = w, .V = V, .t = t, .z = z, .s = a->dstate, .p = p};
+    gm_batch c = {.a = a,
+                  .w = w,
+                  .V = V,
+                  .t = t,
+                  .z = z,
+                  .s = a->dstate,
+                  .p = p,
+                  .r = r,
+                  .beta = beta};
     double *dH = kr_gm_dev_H(c.s);
     double *dg = dH + (size_t)(m + 1) * (size_t)m + 2 * (size_t)m;
     if (p->fused) {
@@ -318,8 +343,12 @@ static kr_status cycle_dev(kr_solve_args *a, kr_result *res, gm_host *w,
     } else {
         KR_TRY(ctx->ops->axpby(ctx, n, 1.0 / beta, V, 0.0, V));
     }
-    KR_TRY(op->upload(ctx, c.s, &hs, sizeof hs));
-    KR_TRY(op->upload(ctx, dg, &beta, sizeof beta));
+    if (p->fused == GM_PERSIST) {
+        c.head = &hs; /* comes with the launch */
+    } else {
+        KR_TRY(op->upload(ctx, c.s, &hs, sizeof hs));
+        KR_TRY(op->upload(ctx, dg, &beta, sizeof beta));
+    }
     *happy = 0;
     gg->cycle++;
     /* The first cycle's batches grow as kr_dev_loop_run's; later cycles
@@ -393,8 +422,11 @@ static kr_status iterate(kr_solve_args *a, kr_result *res, gm_host *w,
     gm_path p;
     memset(&p, 0, sizeof p);
     if (dev) gm_fusable(a, &p);
-    /* the fused steps want r in t, outside V (cycle_dev) */
-    double *r = p.fused ? KR_WORK(V, a->n, w->m + 1) : V;
+    /* the fused steps want r in t, outside V (cycle_dev); the persistent
+     * ones take it where it is: the first cycle's in the true residual's
+     * vector, from the solve's first round trip, with no copy */
+    double *t = KR_WORK(V, a->n, w->m + 1);
+    double *r = p.fused == GM_PERSIST ? a->check : p.fused ? t : V;
     gm_graphs gg;
     memset(&gg, 0, sizeof gg);
     /* a user's callback may do what a capture cannot; a monitor makes
@@ -407,7 +439,7 @@ static kr_status iterate(kr_solve_args *a, kr_result *res, gm_host *w,
     while (res->reason == KR_ITERATING) {
         double rr = -1.0;
         if (dev)
-            st = cycle_dev(a, res, w, V, &it, beta, &happy, &gg, &p, &rr);
+            st = cycle_dev(a, res, w, V, r, &it, beta, &happy, &gg, &p, &rr);
         else
             st = cycle(a, res, w, V, &it, beta, &happy);
         if (st != KR_OK) break;
@@ -416,10 +448,12 @@ static kr_status iterate(kr_solve_args *a, kr_result *res, gm_host *w,
             kr_solver_end_residual(a, rr);
             break;
         }
-        if (rr >= 0.0)
+        if (rr >= 0.0) {
             beta = sqrt(rr); /* r is in t already */
-        else
+            r = t;
+        } else {
             st = residual(a, r, &beta);
+        }
         if (st != KR_OK) break;
         if (!isfinite(beta))
             res->reason = KR_DIVERGED_NANORINF;
