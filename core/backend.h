@@ -107,6 +107,7 @@ typedef struct kr_cg_dev {
     double alpha; /* rho / p.q of the current iteration                  */
     double beta;  /* rho' / rho                                          */
     double pq;    /* p.q of the current iteration                        */
+    double rr;    /* r.r, kept from mcg_step_a for mcg_step_b            */
 } kr_cg_dev;
 
 /* BiCGSTAB's scalars (bcgs_alpha, bcgs_s, bcgs_omega, bcgs_update,
@@ -797,6 +798,18 @@ typedef struct kr_backend_ops {
                           const double *Q, double *X, double *R,
                           const double *d, double *Z, const double *Zk,
                           kr_cg_dev *S, uint64_t mask);
+    /* mcg_step_a and mcg_step_b: mcg_step split around a preconditioner
+     * that is not diagonal, which the caller applies between them (Z =
+     * M^-1 R over the columns). mcg_step_a: p.q and kr_cg_dev_alpha, then
+     * X += alpha P and R -= alpha Q (as maxpby) with r.r kept in S[j].rr;
+     * mcg_step_b: r.z, kr_cg_dev_update(S + j, r.z, S[j].rr), then P = Z +
+     * beta P. The sums as mdots's, each on its own. */
+    kr_status (*mcg_step_a)(kr_ctx *ctx, int32_t n, int k, const double *P,
+                            const double *Q, double *X, double *R,
+                            kr_cg_dev *S, uint64_t mask);
+    kr_status (*mcg_step_b)(kr_ctx *ctx, int32_t n, int k, double *P,
+                            const double *R, const double *Z, kr_cg_dev *S,
+                            uint64_t mask);
     /* ---- end of the several-right-hand-sides ops ---- */
 } kr_backend_ops;
 

@@ -1211,6 +1211,53 @@ static kr_status cpu_mcg_step(kr_ctx *ctx, int32_t n, int k, double *P,
     live = live_cols(k, S, mask);
     return live ? cpu_maxpby(ctx, n, k, one, Zk, a, P, live) : KR_OK;
 }
+/* mcg_step split around the caller's preconditioner, with the host
+ * loop's ops (solver/cg_multi.c): x and r as two maxpby, r.r and then r.z
+ * each an mdots of its own, which sums each product in the order of the
+ * single solve's dots. */
+static kr_status cpu_mcg_step_a(kr_ctx *ctx, int32_t n, int k, const double *P,
+                                const double *Q, double *X, double *R,
+                                kr_cg_dev *S, uint64_t mask)
+{
+    double v[KR_MULTI_MAX], a[KR_MULTI_MAX], na[KR_MULTI_MAX],
+        one[KR_MULTI_MAX];
+    const double *ps[1] = {P}, *qs[1] = {Q}, *rs[1] = {R};
+    uint64_t live = live_cols(k, S, mask);
+    if (!live) return KR_OK;
+    KR_TRY(cpu_mdots(ctx, n, k, 1, ps, qs, live, v));
+    for (int j = 0; j < k; j++) {
+        if (live >> j & 1) kr_cg_dev_alpha(&S[j], v[j]);
+        a[j] = S[j].alpha;
+        na[j] = -S[j].alpha;
+        one[j] = 1.0;
+    }
+    live = live_cols(k, S, mask);
+    if (!live) return KR_OK;
+    KR_TRY(cpu_maxpby(ctx, n, k, a, P, one, X, live));
+    KR_TRY(cpu_maxpby(ctx, n, k, na, Q, one, R, live));
+    KR_TRY(cpu_mdots(ctx, n, k, 1, rs, rs, live, v));
+    for (int j = 0; j < k; j++)
+        if (live >> j & 1) S[j].rr = v[j];
+    return KR_OK;
+}
+
+static kr_status cpu_mcg_step_b(kr_ctx *ctx, int32_t n, int k, double *P,
+                                const double *R, const double *Z, kr_cg_dev *S,
+                                uint64_t mask)
+{
+    double v[KR_MULTI_MAX], b[KR_MULTI_MAX], one[KR_MULTI_MAX];
+    const double *rs[1] = {R}, *zs[1] = {Z};
+    uint64_t live = live_cols(k, S, mask);
+    if (!live) return KR_OK;
+    KR_TRY(cpu_mdots(ctx, n, k, 1, rs, zs, live, v));
+    for (int j = 0; j < k; j++) {
+        if (live >> j & 1) kr_cg_dev_update(&S[j], v[j], S[j].rr);
+        one[j] = 1.0;
+        b[j] = S[j].beta;
+    }
+    live = live_cols(k, S, mask);
+    return live ? cpu_maxpby(ctx, n, k, one, Z, b, P, live) : KR_OK;
+}
 /* ==== end of the several-right-hand-sides ops ==== */
 
 static const kr_backend_ops cpu_ops = {
@@ -1270,6 +1317,8 @@ static const kr_backend_ops cpu_ops = {
     .mpointwise = cpu_mpointwise,
     .mcolumn = cpu_mcolumn,
     .mcg_step = cpu_mcg_step,
+    .mcg_step_a = cpu_mcg_step_a,
+    .mcg_step_b = cpu_mcg_step_b,
 };
 
 const kr_backend_ops *kr_cpu_backend(void) { return &cpu_ops; }

@@ -1835,10 +1835,13 @@ __device__ void mcg_xr(int64_t nk, int k, double a,
     }
 }
 
+/* With `keep` (mcg_step_a: the preconditioner comes next) r.r is kept in
+ * S[j].rr for k_mcg_rz; else the column's update. */
 __global__ void k_mcg_update(int64_t nk, int k, const double *__restrict__ P,
                              const double *__restrict__ Q, double *X, double *R,
                              const double *__restrict__ d, double *Z,
-                             kr_cg_dev *S, uint64_t mask, double *partial)
+                             kr_cg_dev *S, uint64_t mask, double *partial,
+                             int keep)
 {
     __shared__ double tot[2 * KR_MULTI_MAX];
     int j = threadIdx.x % k;
@@ -1849,8 +1852,27 @@ __global__ void k_mcg_update(int64_t nk, int k, const double *__restrict__ P,
     if (!last_block(&S[0].h.ticket)) return;
     mcol_totals(2 * k, partial, tot);
     int c = threadIdx.x;
-    if (c < k && mcg_live(S, mask, c))
+    if (c >= k || !mcg_live(S, mask, c)) return;
+    if (keep)
+        S[c].rr = tot[k + c];
+    else
         kr_cg_dev_update(&S[c], tot[c], tot[k + c]);
+}
+
+/* r.z per column, then kr_cg_dev_update with the kept r.r */
+__global__ void k_mcg_rz(int64_t nk, int k, const double *__restrict__ R,
+                         const double *__restrict__ Z, kr_cg_dev *S,
+                         uint64_t mask, double *partial)
+{
+    __shared__ double tot[KR_MULTI_MAX];
+    double v = 0.0;
+    if (mcg_live(S, mask, threadIdx.x % k)) GRID_STRIDE(e, nk) v += R[e] * Z[e];
+    mcol_partials(v, 0.0, 0, k, partial);
+    if (!last_block(&S[0].h.ticket)) return;
+    mcol_totals(k, partial, tot);
+    int c = threadIdx.x;
+    if (c < k && mcg_live(S, mask, c))
+        kr_cg_dev_update(&S[c], tot[c], S[c].rr);
 }
 
 /* P = one Zk + beta P, one = 1.0 as in k_cg_direction */
@@ -1881,10 +1903,54 @@ static kr_status cu_mcg_step(kr_ctx *ctx, int32_t n, int k, double *P,
                                                                  mask, partial);
     KR_LAUNCH_CHECK(ctx);
     k_mcg_update<<<mdev_grid(ctx, nk, k, 2), bs, 0, st->stream>>>(
-        nk, k, P, Q, X, R, d, Z, S, mask, partial);
+        nk, k, P, Q, X, R, d, Z, S, mask, partial, 0);
     KR_LAUNCH_CHECK(ctx);
     k_mcg_direction<<<kr_grid(nk, bs), bs, 0, st->stream>>>(nk, k, 1.0, Zk, P,
                                                             S, mask);
+    KR_LAUNCH_CHECK(ctx);
+    return KR_OK;
+}
+static kr_status mcg_k_ok(kr_ctx *ctx, int k, const char *op)
+{
+    if (k >= 1 && k <= KR_MULTI_MAX) return KR_OK;
+    return kr_fail(ctx, KR_ERR_ARG, "%s: k = %d outside 1..%d", op, k,
+                   KR_MULTI_MAX);
+}
+
+/* mcg_step's first two launches, r.r kept (d NULL: z is not written) */
+static kr_status cu_mcg_step_a(kr_ctx *ctx, int32_t n, int k, const double *P,
+                               const double *Q, double *X, double *R,
+                               kr_cg_dev *S, uint64_t mask)
+{
+    KR_TRY(mcg_k_ok(ctx, k, "mcg_step_a"));
+    kr_cuda_state *st = kr_cuda(ctx);
+    int64_t nk = (int64_t)n * k;
+    int bs = mdev_block(k);
+    double *partial = st->d_scratch + MSCR_PARTIAL;
+    k_mcg_alpha<<<mdev_grid(ctx, nk, k, 1), bs, 0, st->stream>>>(nk, k, P, Q, S,
+                                                                 mask, partial);
+    KR_LAUNCH_CHECK(ctx);
+    k_mcg_update<<<mdev_grid(ctx, nk, k, 2), bs, 0, st->stream>>>(
+        nk, k, P, Q, X, R, NULL, NULL, S, mask, partial, 1);
+    KR_LAUNCH_CHECK(ctx);
+    return KR_OK;
+}
+
+/* r.z and the columns' update, then the direction */
+static kr_status cu_mcg_step_b(kr_ctx *ctx, int32_t n, int k, double *P,
+                               const double *R, const double *Z, kr_cg_dev *S,
+                               uint64_t mask)
+{
+    KR_TRY(mcg_k_ok(ctx, k, "mcg_step_b"));
+    kr_cuda_state *st = kr_cuda(ctx);
+    int64_t nk = (int64_t)n * k;
+    int bs = mdev_block(k);
+    double *partial = st->d_scratch + MSCR_PARTIAL;
+    k_mcg_rz<<<mdev_grid(ctx, nk, k, 1), bs, 0, st->stream>>>(nk, k, R, Z, S,
+                                                              mask, partial);
+    KR_LAUNCH_CHECK(ctx);
+    k_mcg_direction<<<kr_grid(nk, bs), bs, 0, st->stream>>>(nk, k, 1.0, Z, P, S,
+                                                            mask);
     KR_LAUNCH_CHECK(ctx);
     return KR_OK;
 }
@@ -1955,6 +2021,8 @@ static kr_backend_ops make_ops(void)
     o.mpointwise = cu_mpointwise;
     o.mcolumn = cu_mcolumn;
     o.mcg_step = cu_mcg_step;
+    o.mcg_step_a = cu_mcg_step_a;
+    o.mcg_step_b = cu_mcg_step_b;
     return o;
 }
 

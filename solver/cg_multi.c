@@ -1,10 +1,12 @@
 /* CG over k columns (kr_solve_multi): cg.c's iteration with a scalar per
  * column, one SpMM per iteration, the fused update (diagonal
  * preconditioner) or the preconditioner over the k columns at once.
- * With a diagonal preconditioner (or none) the columns' scalars stay in
- * backend memory (kr_cg_dev per column, the mcg_step op; batches in
- * solver/multi_devloop.c) as cg.c's device loop keeps one system's: an
- * iteration is the SpMM and three launches, no host round trip.
+ * The columns' scalars stay in backend memory (kr_cg_dev per column;
+ * batches in solver/multi_devloop.c) as cg.c's device loop keeps one
+ * system's: with a diagonal preconditioner (or none) an iteration is the
+ * SpMM and the three launches of mcg_step, with another the SpMM,
+ * mcg_step_a, the preconditioner over the columns and mcg_step_b; no
+ * host round trip.
  * KRYLOV_MULTI_DEVICE=0 keeps them on the host (the loop below), to
  * compare. */
 #include "core/error.h"
@@ -72,28 +74,43 @@ static kr_status alpha_step(kr_multi *m, cg_cols *c)
 typedef struct mcg_batch {
     kr_multi *m;
     uint64_t mask; /* the run's columns at its start: fixed, for a graph */
+    int diagonal;  /* M is diagonal (d) or none: mcg_step; else split */
     const double *d, *zk; /* the diagonal (NULL: identity), z or r */
     kr_cg_dev *s;         /* k states, backend memory */
     int nb;
 } mcg_batch;
 
+/* Another preconditioner goes between mcg_step's halves; it runs over
+ * every column of the batch's mask, a column stopped inside the batch
+ * included (its z is not read again). */
+static kr_status mcg_iteration(mcg_batch *c)
+{
+    kr_multi *m = c->m;
+    kr_ctx *ctx = m->ctx;
+    double *r = kr_multi_block(m, R), *z = kr_multi_block(m, Z);
+    double *p = kr_multi_block(m, P), *q = kr_multi_block(m, Q);
+    KR_TRY(kr_multi_spmm(m, c->mask, p, q));
+    if (c->diagonal)
+        return ctx->ops->mcg_step(ctx, m->n, m->k, p, q, m->X, r, c->d, z,
+                                  c->zk, c->s, c->mask);
+    KR_TRY(ctx->ops->mcg_step_a(ctx, m->n, m->k, p, q, m->X, r, c->s, c->mask));
+    KR_TRY(kr_multi_pc(m, c->mask, r, z));
+    return ctx->ops->mcg_step_b(ctx, m->n, m->k, p, r, z, c->s, c->mask);
+}
+
 static kr_status mcg_enqueue(void *arg)
 {
     mcg_batch *c = arg;
-    kr_multi *m = c->m;
-    double *r = kr_multi_block(m, R), *z = kr_multi_block(m, Z);
-    double *p = kr_multi_block(m, P), *q = kr_multi_block(m, Q);
-    for (int i = 0; i < c->nb; i++) {
-        KR_TRY(kr_multi_spmm(m, c->mask, p, q));
-        KR_TRY(m->ctx->ops->mcg_step(m->ctx, m->n, m->k, p, q, m->X, r, c->d, z,
-                                     c->zk, c->s, c->mask));
-    }
+    for (int i = 0; i < c->nb; i++)
+        KR_TRY(mcg_iteration(c));
     return KR_OK;
 }
 
 /* The iterations after the start-up with the columns' scalars in backend
- * memory (mcg_step); a column outside m->run starts stopped. */
-static kr_status device_loop(kr_multi *m, const cg_cols *c, const double *d)
+ * memory (mcg_step, or its halves around M); a column outside m->run
+ * starts stopped. */
+static kr_status device_loop(kr_multi *m, const cg_cols *c, int diagonal,
+                             const double *d)
 {
     kr_cg_dev *hs = calloc((size_t)m->k, sizeof *hs);
     if (!hs) return kr_fail(m->ctx, KR_ERR_NOMEM, "out of host memory");
@@ -105,8 +122,9 @@ static kr_status device_loop(kr_multi *m, const cg_cols *c, const double *d)
         kr_dev_head_init(&m->col[j], &hs[j].h);
         hs[j].rho = c->rho[j];
     }
-    mcg_batch b = {.m = m, .mask = m->run, .d = d, .s = m->dstate};
-    b.zk = d ? kr_multi_block(m, Z) : kr_multi_block(m, R);
+    mcg_batch b = {
+        .m = m, .mask = m->run, .diagonal = diagonal, .d = d, .s = m->dstate};
+    b.zk = d || !diagonal ? kr_multi_block(m, Z) : kr_multi_block(m, R);
     kr_multi_dev_loop L = {.name = "cg",
                            .enqueue = mcg_enqueue,
                            .arg = &b,
@@ -119,12 +137,17 @@ static kr_status device_loop(kr_multi *m, const cg_cols *c, const double *d)
     return st;
 }
 
-/* A diagonal preconditioner (or none) on a backend with mcg_step, unless
- * KRYLOV_MULTI_DEVICE=0: the device loop. */
-static int device_ok(const kr_multi *m, const double **d)
+/* The device loop, unless KRYLOV_MULTI_DEVICE=0: on a backend with
+ * mcg_step for a diagonal preconditioner (or none: *diagonal set), with
+ * its halves for another. */
+static int device_ok(const kr_multi *m, int *diagonal, const double **d)
 {
-    return m->ctx->ops->mcg_step && kr_multi_device_on(m) &&
-           m->P->ops->diagonal && m->P->ops->diagonal(m->P->impl, d);
+    const kr_backend_ops *op = m->ctx->ops;
+    *d = NULL;
+    *diagonal = m->P->ops->diagonal && m->P->ops->diagonal(m->P->impl, d);
+    if (!kr_multi_device_on(m)) return 0;
+    return *diagonal ? op->mcg_step != NULL
+                     : op->mcg_step_a && op->mcg_step_b;
 }
 
 /* The columns whose rho allows no step stop (the top of an iteration). */
@@ -158,9 +181,10 @@ kr_status kr_cg_solve_multi(kr_multi *m)
     }
     KR_TRY(ctx->ops->copy(ctx, p, z, (size_t)n * (size_t)k * sizeof(double)));
     const double *d;
-    if (device_ok(m, &d)) {
+    int diagonal;
+    if (device_ok(m, &diagonal, &d)) {
         check_rho(m, &c);
-        return m->run ? device_loop(m, &c, d) : KR_OK;
+        return m->run ? device_loop(m, &c, diagonal, d) : KR_OK;
     }
     for (int it = 1; m->run; it++) {
         check_rho(m, &c);
