@@ -58,13 +58,14 @@ static inline KR_HOST_DEVICE double kr_hash_uniform(uint64_t seed, int64_t i)
 /* ... and whose rows have at most this many times the mean row's
  * entries, but for at most KR_PERSIST_LONG_ROWS rows of at most
  * KR_PERSIST_LONGEST: a warp of the persistent SpMV waits for its longest
- * row, and only a few long rows a block are summed by the whole block
- * (core/cuda_persist.cuh). Measured on an H100 (CG + Jacobi), before the
- * blocks summed long rows: memplus (longest 81 x the mean; 200 rows above
- * 8 x) 17.8 us an iteration per launch, 32 persistent; bcsstk38 (14 x;
- * 2 rows above 8 x) 16.8 both ways. */
+ * row, and a block's warps sum at most LONG_ROWS_MAX (256) long rows of
+ * its first chunk, a row a warp (core/cuda_persist.cuh). Measured on an
+ * H100 (CG + Jacobi), before the blocks summed long rows: memplus
+ * (longest 81 x the mean; 174 rows above 8 x) 17.8 us an iteration per
+ * launch, 32 persistent; bcsstk38 (14 x; 2 rows above 8 x) 16.8 both
+ * ways. */
 #define KR_PERSIST_MAX_SKEW 8
-#define KR_PERSIST_LONG_ROWS 64
+#define KR_PERSIST_LONG_ROWS 256
 #define KR_PERSIST_LONGEST 4096
 
 /* Why a device-side iteration stopped (kr_dev_head.stop). */
@@ -805,8 +806,8 @@ typedef struct kr_backend_ops {
      * mcg_step_b: r.z, kr_cg_dev_update(S + j, r.z, S[j].rr), then P = Z +
      * beta P. The sums as mdots's, each on its own. */
     kr_status (*mcg_step_a)(kr_ctx *ctx, int32_t n, int k, const double *P,
-                            const double *Q, double *X, double *R,
-                            kr_cg_dev *S, uint64_t mask);
+                            const double *Q, double *X, double *R, kr_cg_dev *S,
+                            uint64_t mask);
     kr_status (*mcg_step_b)(kr_ctx *ctx, int32_t n, int k, double *P,
                             const double *R, const double *Z, kr_cg_dev *S,
                             uint64_t mask);

@@ -1871,8 +1871,7 @@ __global__ void k_mcg_rz(int64_t nk, int k, const double *__restrict__ R,
     if (!last_block(&S[0].h.ticket)) return;
     mcol_totals(k, partial, tot);
     int c = threadIdx.x;
-    if (c < k && mcg_live(S, mask, c))
-        kr_cg_dev_update(&S[c], tot[c], S[c].rr);
+    if (c < k && mcg_live(S, mask, c)) kr_cg_dev_update(&S[c], tot[c], S[c].rr);
 }
 
 /* P = one Zk + beta P, one = 1.0 as in k_cg_direction */

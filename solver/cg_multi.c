@@ -146,8 +146,7 @@ static int device_ok(const kr_multi *m, int *diagonal, const double **d)
     *d = NULL;
     *diagonal = m->P->ops->diagonal && m->P->ops->diagonal(m->P->impl, d);
     if (!kr_multi_device_on(m)) return 0;
-    return *diagonal ? op->mcg_step != NULL
-                     : op->mcg_step_a && op->mcg_step_b;
+    return *diagonal ? op->mcg_step != NULL : op->mcg_step_a && op->mcg_step_b;
 }
 
 /* The columns whose rho allows no step stop (the top of an iteration). */
