@@ -1798,16 +1798,27 @@ __device__ void mcol_totals(int nr, const double *partial, double *tot)
     __syncthreads();
 }
 
+/* X(:,j) . Y(:,j) for the live columns: the block's partial sums, then
+ * in the last block to finish tot[j] = the totals and true returned (the
+ * other blocks get false). Every thread of the block calls it. */
+__device__ bool mcol_dot_last(int64_t nk, int k, const double *__restrict__ X,
+                              const double *__restrict__ Y, kr_cg_dev *S,
+                              uint64_t mask, double *partial, double *tot)
+{
+    double v = 0.0;
+    if (mcg_live(S, mask, threadIdx.x % k)) GRID_STRIDE(e, nk) v += X[e] * Y[e];
+    mcol_partials(v, 0.0, 0, k, partial);
+    if (!last_block(&S[0].h.ticket)) return false;
+    mcol_totals(k, partial, tot);
+    return true;
+}
+
 __global__ void k_mcg_alpha(int64_t nk, int k, const double *__restrict__ P,
                             const double *__restrict__ Q, kr_cg_dev *S,
                             uint64_t mask, double *partial)
 {
     __shared__ double tot[KR_MULTI_MAX];
-    double v = 0.0;
-    if (mcg_live(S, mask, threadIdx.x % k)) GRID_STRIDE(e, nk) v += P[e] * Q[e];
-    mcol_partials(v, 0.0, 0, k, partial);
-    if (!last_block(&S[0].h.ticket)) return;
-    mcol_totals(k, partial, tot);
+    if (!mcol_dot_last(nk, k, P, Q, S, mask, partial, tot)) return;
     int c = threadIdx.x;
     if (c < k && mcg_live(S, mask, c)) kr_cg_dev_alpha(&S[c], tot[c]);
 }
@@ -1865,11 +1876,7 @@ __global__ void k_mcg_rz(int64_t nk, int k, const double *__restrict__ R,
                          uint64_t mask, double *partial)
 {
     __shared__ double tot[KR_MULTI_MAX];
-    double v = 0.0;
-    if (mcg_live(S, mask, threadIdx.x % k)) GRID_STRIDE(e, nk) v += R[e] * Z[e];
-    mcol_partials(v, 0.0, 0, k, partial);
-    if (!last_block(&S[0].h.ticket)) return;
-    mcol_totals(k, partial, tot);
+    if (!mcol_dot_last(nk, k, R, Z, S, mask, partial, tot)) return;
     int c = threadIdx.x;
     if (c < k && mcg_live(S, mask, c)) kr_cg_dev_update(&S[c], tot[c], S[c].rr);
 }

@@ -51,7 +51,8 @@ static kr_status cg_update(kr_solve_args *a, double alpha, const double *p,
 _Static_assert(sizeof(kr_cg_dev) <= KR_DSTATE_BYTES, "kr_cg_dev fits dstate");
 
 static kr_status cg_device_loop(kr_solve_args *a, kr_result *res, double *w,
-                                const double *d, double rho, int start);
+                                double *r, const double *d, double rho,
+                                int start);
 
 /* 1 when the persistent batches will run (cg_persist, a diagonal or no
  * preconditioner, a small system); *d the diagonal (NULL: none). */
@@ -75,15 +76,18 @@ static kr_status cg_iterate(kr_solve_args *a, kr_result *res, double *w)
     const double *xs[2] = {r, r}, *ys[2] = {z, r};
 
     /* r = b - A x; where r.r came with it and the batches persist, the
-     * first launch makes z, p and rho (cg_start): no round trip here */
+     * first launch makes z, p and rho (cg_start): no round trip here, and
+     * r stays in the true residual's vector, where the solve's first
+     * round trip left it: no copy either */
     int known = a->check_ready;
     const double *d;
-    KR_TRY(kr_start_residual(a, r, known ? rz_rr + 1 : NULL));
     if (known && cg_persists(a, &d)) {
+        KR_TRY(kr_start_residual(a, a->check, rz_rr + 1));
         res->reason = kr_solver_check(a, res, 0, sqrt(rz_rr[1]));
         if (res->reason != KR_ITERATING) return KR_OK;
-        return cg_device_loop(a, res, w, d, NAN, 1);
+        return cg_device_loop(a, res, w, a->check, d, NAN, 1);
     }
+    KR_TRY(kr_start_residual(a, r, known ? rz_rr + 1 : NULL));
     KR_TRY(kr_pc(a, r, z));
     KR_TRY(op->dots(ctx, n, 2, xs, ys, rz_rr));
     res->reason = kr_solver_check(a, res, 0, sqrt(rz_rr[1]));
@@ -92,7 +96,7 @@ static kr_status cg_iterate(kr_solve_args *a, kr_result *res, double *w)
     if (res->reason == KR_ITERATING && op->cg_alpha && a->dstate &&
         !(rho < 0 || !isfinite(rho)) && a->P->ops->diagonal &&
         a->P->ops->diagonal(a->P->impl, &d))
-        return cg_device_loop(a, res, w, d, rho, 0);
+        return cg_device_loop(a, res, w, r, d, rho, 0);
     for (int it = 1; res->reason == KR_ITERATING; it++) {
         if (rho < 0 || !isfinite(rho)) {
             res->reason = isfinite(rho) ? KR_DIVERGED_INDEFINITE_PC
@@ -188,13 +192,15 @@ static int cg_fusable(const kr_solve_args *a)
 /* The iterations after the start-up, with the scalars on the device; p
  * holds z, and beta starts at 0, so the fused step's first p' is z. With
  * `start` (persistent batches only) the first launch makes z, p and rho
- * itself. */
+ * itself. r is the residual's vector: the R work vector, or the true
+ * residual's. */
 static kr_status cg_device_loop(kr_solve_args *a, kr_result *res, double *w,
-                                const double *d, double rho, int start)
+                                double *r, const double *d, double rho,
+                                int start)
 {
     int32_t n = a->n;
     cg_batch c = {.a = a,
-                  .r = KR_WORK(w, n, R),
+                  .r = r,
                   .z = KR_WORK(w, n, Z),
                   .p = KR_WORK(w, n, P),
                   .q = KR_WORK(w, n, Q),
