@@ -111,6 +111,18 @@ typedef struct kr_cg_dev {
     double rr;    /* r.r, kept from mcg_step_a for mcg_step_b            */
 } kr_cg_dev;
 
+/* A block-diagonal operator in backend memory (block-Jacobi's inverses,
+ * for the multi-column CG step that applies it in its update): block b
+ * is rows starts[b]..starts[b+1]-1, at most 32, and its kb x kb entries
+ * are column-major at inv + offs[b]. */
+#define KR_MCG_BD_MAX 16 /* columns of kr_backend_ops.mcg_step_bd */
+typedef struct kr_blockdiag {
+    int32_t nb, max_k;
+    const int32_t *starts;
+    const int64_t *offs;
+    const double *inv;
+} kr_blockdiag;
+
 /* BiCGSTAB's scalars (bcgs_alpha, bcgs_s, bcgs_omega, bcgs_update,
  * bcgs_direction). */
 typedef struct kr_bcgs_dev {
@@ -811,6 +823,16 @@ typedef struct kr_backend_ops {
     kr_status (*mcg_step_b)(kr_ctx *ctx, int32_t n, int k, double *P,
                             const double *R, const double *Z, kr_cg_dev *S,
                             uint64_t mask);
+    /* mcg_step_bd (optional; k <= KR_MCG_BD_MAX): mcg_step with Z = M R for the
+     * block-diagonal M, applied in the update's pass: p.q and
+     * kr_cg_dev_alpha, then per block of rows X += alpha P, R -= alpha Q,
+     * Z = M R with r.z and r.r, kr_cg_dev_update, then P = Z + beta P.
+     * Z's sums may be ordered otherwise than the preconditioner's
+     * apply_multi orders them (the CUDA kernel's are tensor-core tiles). */
+    kr_status (*mcg_step_bd)(kr_ctx *ctx, int32_t n, int k, double *P,
+                             const double *Q, double *X, double *R,
+                             const kr_blockdiag *M, double *Z, kr_cg_dev *S,
+                             uint64_t mask);
     /* ---- end of the several-right-hand-sides ops ---- */
 } kr_backend_ops;
 

@@ -5,6 +5,7 @@
  * cross to the host. */
 #include "core/cuda.h"
 #include "core/cuda_idr.cuh"
+#include "core/cuda_mma.cuh"
 #include "core/cuda_persist.h"
 #include "core/cuda_reduce.cuh"
 
@@ -1892,30 +1893,152 @@ __global__ void k_mcg_direction(int64_t nk, int k, double one,
     GRID_STRIDE(e, nk) P[e] = one * Zk[e] + b * P[e];
 }
 
-/* Three launches, as cu_cg_step's. */
-static kr_status cu_mcg_step(kr_ctx *ctx, int32_t n, int k, double *P,
-                             const double *Q, double *X, double *R,
-                             const double *d, double *Z, const double *Zk,
-                             kr_cg_dev *S, uint64_t mask)
+/* Row stride of a warp's r tile in k_mcg_update_bd: even, for the 16-byte
+ * stores of the MMA's results, and not a multiple of 16 (fewer bank
+ * conflicts between rows). */
+#define BD_LD 18
+
+/* A warp's shared memory in k_mcg_update_bd: M's block (kb^2 entries,
+ * column-major), where z's tile goes after the product, and r's tile. */
+typedef struct bd_tiles {
+    double m[32 * 32];
+    double r[32][BD_LD];
+} bd_tiles;
+
+/* X += a P, R -= a Q, Z = M R over one block of M's rows (kb <= 32) for
+ * the live columns, and their r.z and r.r added to *rz, *rr: one warp,
+ * lane h KC + c on column c and rows h, h + G, ... (G = 32 / KC).
+ * Z = M R is a 32 x 32 by 32 x KC product on the FP64 tensor cores, M and
+ * R padded with zeros (tiles past kb skipped), from the warp's tiles in
+ * shared memory. Every load of the block is issued before the first store
+ * (restrict pointers), so the warp waits for memory about twice a block.
+ * Done with shuffles (lane i holding M(i, j), 2 shuffles a multiply-add)
+ * and loads that waited row by row, the same pass took 213 to 259 us a
+ * call on an H200 for 16 columns of elasticity3d:48 (blocks of about 30
+ * rows). */
+template <int KC>
+__device__ __forceinline__ void
+mcg_block_bd(int kb, const double *__restrict__ D, bd_tiles *__restrict__ sh,
+             int64_t base, int k, double a, bool live,
+             const double *__restrict__ P, const double *__restrict__ Q,
+             double *__restrict__ X, double *__restrict__ R,
+             double *__restrict__ Z, double *rz, double *rr)
 {
-    if (k < 1 || k > KR_MULTI_MAX)
-        return kr_fail(ctx, KR_ERR_ARG, "mcg_step: k = %d outside 1..%d", k,
-                       KR_MULTI_MAX);
-    kr_cuda_state *st = kr_cuda(ctx);
-    int64_t nk = (int64_t)n * k;
-    int bs = mdev_block(k);
-    double *partial = st->d_scratch + MSCR_PARTIAL;
-    k_mcg_alpha<<<mdev_grid(ctx, nk, k, 1), bs, 0, st->stream>>>(nk, k, P, Q, S,
-                                                                 mask, partial);
-    KR_LAUNCH_CHECK(ctx);
-    k_mcg_update<<<mdev_grid(ctx, nk, k, 2), bs, 0, st->stream>>>(
-        nk, k, P, Q, X, R, d, Z, S, mask, partial, 0);
-    KR_LAUNCH_CHECK(ctx);
-    k_mcg_direction<<<kr_grid(nk, bs), bs, 0, st->stream>>>(nk, k, 1.0, Zk, P,
-                                                            S, mask);
-    KR_LAUNCH_CHECK(ctx);
-    return KR_OK;
+    constexpr int G = 32 / KC, NT = KC / 8;
+    const int lane = threadIdx.x % 32, h = lane / KC, c = lane % KC;
+    double v[32], r[KC], x[KC];
+#pragma unroll
+    for (int q = 0; q < 32; q++)
+        v[q] = q * 32 + lane < kb * kb ? __ldg(D + q * 32 + lane) : 0.0;
+#pragma unroll
+    for (int u = 0; u < KC; u++) {
+        const int64_t e = base + (int64_t)(h + G * u) * k;
+        const bool on = live && h + G * u < kb;
+        r[u] = on ? R[e] - a * Q[e] : 0.0;
+        x[u] = on ? X[e] + a * P[e] : 0.0;
+    }
+#pragma unroll
+    for (int q = 0; q < 32; q++)
+        sh->m[q * 32 + lane] = v[q];
+#pragma unroll
+    for (int u = 0; u < KC; u++) {
+        const int64_t e = base + (int64_t)(h + G * u) * k;
+        sh->r[h + G * u][c] = r[u];
+        if (live && h + G * u < kb) {
+            R[e] = r[u];
+            X[e] = x[u];
+            *rr += r[u] * r[u];
+        }
+    }
+    __syncwarp();
+    const int ar = lane / 4, ac = lane % 4; /* a(ar, ac), b(ac, ar) */
+    double2 acc[4][NT];
+#pragma unroll
+    for (int mt = 0; mt < 4; mt++)
+#pragma unroll
+        for (int nt = 0; nt < NT; nt++)
+            acc[mt][nt] = make_double2(0.0, 0.0);
+#pragma unroll
+    for (int ks = 0; ks < 8; ks++) {
+        if (ks * 4 >= kb) break;
+        const int j = ks * 4 + ac;
+        double b[NT];
+#pragma unroll
+        for (int nt = 0; nt < NT; nt++)
+            b[nt] = sh->r[j][nt * 8 + ar];
+#pragma unroll
+        for (int mt = 0; mt < 4; mt++) {
+            if (mt * 8 >= kb) break;
+            const int i = mt * 8 + ar;
+            const double am = i < kb && j < kb ? sh->m[i + j * kb] : 0.0;
+#pragma unroll
+            for (int nt = 0; nt < NT; nt++)
+                acc[mt][nt] = mma884(am, b[nt], acc[mt][nt]);
+        }
+    }
+    __syncwarp(); /* m is read: z's tile goes there */
+    double(*sz)[BD_LD] = (double(*)[BD_LD])sh->m;
+#pragma unroll
+    for (int mt = 0; mt < 4; mt++)
+#pragma unroll
+        for (int nt = 0; nt < NT; nt++)
+            *(double2 *)&sz[mt * 8 + ar][nt * 8 + 2 * ac] = acc[mt][nt];
+    __syncwarp();
+#pragma unroll
+    for (int u = 0; u < KC; u++) {
+        const int i = h + G * u;
+        if (!live || i >= kb) continue;
+        const double z = sz[i][c];
+        Z[base + (int64_t)i * k] = z;
+        *rz += r[u] * z;
+    }
+    __syncwarp(); /* the tiles are read */
 }
+
+/* Threads a block of k_mcg_update_bd: 2 warps, about 25 KB of shared
+ * memory. */
+#define BD_THREADS 64
+
+/* mcg_block_bd over M's blocks, a warp per block; then the columns'
+ * sums, and kr_cg_dev_update in the last block to finish. */
+template <int KC>
+__global__ void __launch_bounds__(BD_THREADS)
+    k_mcg_update_bd(kr_blockdiag M, int k, const double *__restrict__ P,
+                    const double *__restrict__ Q, double *__restrict__ X,
+                    double *__restrict__ R, double *__restrict__ Z,
+                    kr_cg_dev *S, uint64_t mask, double *partial)
+{
+    __shared__ double sums[2][BD_THREADS];
+    __shared__ double tot[2 * KR_MULTI_MAX];
+    __shared__ __align__(16) bd_tiles tiles[BD_THREADS / 32];
+    const int c = threadIdx.x % KC;
+    const bool live = c < k && mcg_live(S, mask, c);
+    const double a = live ? S[c].alpha : 0.0;
+    double rz = 0.0, rr = 0.0;
+    const int64_t warps = (int64_t)gridDim.x * blockDim.x / 32;
+    for (int64_t b = (blockIdx.x * (int64_t)blockDim.x + threadIdx.x) / 32;
+         b < M.nb; b += warps) {
+        const int32_t s = M.starts[b];
+        mcg_block_bd<KC>(M.starts[b + 1] - s, M.inv + M.offs[b],
+                         &tiles[threadIdx.x / 32], (int64_t)s * k + c, k, a,
+                         live, P, Q, X, R, Z, &rz, &rr);
+    }
+    sums[0][threadIdx.x] = rz;
+    sums[1][threadIdx.x] = rr;
+    __syncthreads();
+    const int t = threadIdx.x;
+    if (t < 2 * k) {
+        double sum = 0.0;
+        for (int i = t % k; i < (int)blockDim.x; i += KC)
+            sum += sums[t / k][i];
+        partial[(size_t)t * gridDim.x + blockIdx.x] = sum;
+    }
+    if (!last_block(&S[0].h.ticket)) return;
+    mcol_totals(2 * k, partial, tot);
+    if (t < k && mcg_live(S, mask, t))
+        kr_cg_dev_update(&S[t], tot[t], tot[k + t]);
+}
+
 static kr_status mcg_k_ok(kr_ctx *ctx, int k, const char *op)
 {
     if (k >= 1 && k <= KR_MULTI_MAX) return KR_OK;
@@ -1923,23 +2046,63 @@ static kr_status mcg_k_ok(kr_ctx *ctx, int k, const char *op)
                    KR_MULTI_MAX);
 }
 
-/* mcg_step's first two launches, r.r kept (d NULL: z is not written) */
+static kr_status launch_mcg_alpha(kr_ctx *ctx, int64_t nk, int k,
+                                  const double *P, const double *Q,
+                                  kr_cg_dev *S, uint64_t mask)
+{
+    kr_cuda_state *st = kr_cuda(ctx);
+    k_mcg_alpha<<<mdev_grid(ctx, nk, k, 1), mdev_block(k), 0, st->stream>>>(
+        nk, k, P, Q, S, mask, st->d_scratch + MSCR_PARTIAL);
+    KR_LAUNCH_CHECK(ctx);
+    return KR_OK;
+}
+
+/* k_mcg_update; keep: r.r kept for k_mcg_rz (d NULL: z not written) */
+static kr_status launch_mcg_update(kr_ctx *ctx, int64_t nk, int k,
+                                   const double *P, const double *Q, double *X,
+                                   double *R, const double *d, double *Z,
+                                   kr_cg_dev *S, uint64_t mask, int keep)
+{
+    kr_cuda_state *st = kr_cuda(ctx);
+    k_mcg_update<<<mdev_grid(ctx, nk, k, 2), mdev_block(k), 0, st->stream>>>(
+        nk, k, P, Q, X, R, d, Z, S, mask, st->d_scratch + MSCR_PARTIAL, keep);
+    KR_LAUNCH_CHECK(ctx);
+    return KR_OK;
+}
+
+static kr_status launch_mcg_direction(kr_ctx *ctx, int64_t nk, int k,
+                                      const double *Zk, double *P,
+                                      const kr_cg_dev *S, uint64_t mask)
+{
+    int bs = mdev_block(k);
+    k_mcg_direction<<<kr_grid(nk, bs), bs, 0, kr_cuda(ctx)->stream>>>(
+        nk, k, 1.0, Zk, P, S, mask);
+    KR_LAUNCH_CHECK(ctx);
+    return KR_OK;
+}
+
+/* Three launches, as cu_cg_step's. */
+static kr_status cu_mcg_step(kr_ctx *ctx, int32_t n, int k, double *P,
+                             const double *Q, double *X, double *R,
+                             const double *d, double *Z, const double *Zk,
+                             kr_cg_dev *S, uint64_t mask)
+{
+    KR_TRY(mcg_k_ok(ctx, k, "mcg_step"));
+    int64_t nk = (int64_t)n * k;
+    KR_TRY(launch_mcg_alpha(ctx, nk, k, P, Q, S, mask));
+    KR_TRY(launch_mcg_update(ctx, nk, k, P, Q, X, R, d, Z, S, mask, 0));
+    return launch_mcg_direction(ctx, nk, k, Zk, P, S, mask);
+}
+
+/* mcg_step's first two launches, r.r kept */
 static kr_status cu_mcg_step_a(kr_ctx *ctx, int32_t n, int k, const double *P,
                                const double *Q, double *X, double *R,
                                kr_cg_dev *S, uint64_t mask)
 {
     KR_TRY(mcg_k_ok(ctx, k, "mcg_step_a"));
-    kr_cuda_state *st = kr_cuda(ctx);
     int64_t nk = (int64_t)n * k;
-    int bs = mdev_block(k);
-    double *partial = st->d_scratch + MSCR_PARTIAL;
-    k_mcg_alpha<<<mdev_grid(ctx, nk, k, 1), bs, 0, st->stream>>>(nk, k, P, Q, S,
-                                                                 mask, partial);
-    KR_LAUNCH_CHECK(ctx);
-    k_mcg_update<<<mdev_grid(ctx, nk, k, 2), bs, 0, st->stream>>>(
-        nk, k, P, Q, X, R, NULL, NULL, S, mask, partial, 1);
-    KR_LAUNCH_CHECK(ctx);
-    return KR_OK;
+    KR_TRY(launch_mcg_alpha(ctx, nk, k, P, Q, S, mask));
+    return launch_mcg_update(ctx, nk, k, P, Q, X, R, NULL, NULL, S, mask, 1);
 }
 
 /* r.z and the columns' update, then the direction */
@@ -1950,15 +2113,54 @@ static kr_status cu_mcg_step_b(kr_ctx *ctx, int32_t n, int k, double *P,
     KR_TRY(mcg_k_ok(ctx, k, "mcg_step_b"));
     kr_cuda_state *st = kr_cuda(ctx);
     int64_t nk = (int64_t)n * k;
-    int bs = mdev_block(k);
-    double *partial = st->d_scratch + MSCR_PARTIAL;
-    k_mcg_rz<<<mdev_grid(ctx, nk, k, 1), bs, 0, st->stream>>>(nk, k, R, Z, S,
-                                                              mask, partial);
+    k_mcg_rz<<<mdev_grid(ctx, nk, k, 1), mdev_block(k), 0, st->stream>>>(
+        nk, k, R, Z, S, mask, st->d_scratch + MSCR_PARTIAL);
     KR_LAUNCH_CHECK(ctx);
-    k_mcg_direction<<<kr_grid(nk, bs), bs, 0, st->stream>>>(nk, k, 1.0, Z, P, S,
-                                                            mask);
+    return launch_mcg_direction(ctx, nk, k, Z, P, S, mask);
+}
+
+/* k_mcg_update_bd for KC >= k columns: as many blocks as are resident at
+ * once (one more wave of a few blocks had the time at 205 us, not 158),
+ * within the scratch's room for 2k sums a block. */
+template <int KC>
+static void launch_mcg_update_bd(kr_ctx *ctx, const kr_blockdiag *M, int k,
+                                 const double *P, const double *Q, double *X,
+                                 double *R, double *Z, kr_cg_dev *S,
+                                 uint64_t mask)
+{
+    kr_cuda_state *st = kr_cuda(ctx);
+    int per_sm = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+            &per_sm, k_mcg_update_bd<KC>, BD_THREADS, 0) != cudaSuccess ||
+        per_sm < 1)
+        per_sm = 1;
+    int64_t nb = kr_grid((int64_t)M->nb * 32, BD_THREADS);
+    int64_t cap = (int64_t)per_sm * st->sm_count,
+            room = (MSCR_COEF - MSCR_PARTIAL) / (2 * k);
+    if (nb > cap) nb = cap;
+    if (nb > room) nb = room;
+    k_mcg_update_bd<KC><<<(int)nb, BD_THREADS, 0, st->stream>>>(
+        *M, k, P, Q, X, R, Z, S, mask, st->d_scratch + MSCR_PARTIAL);
+}
+
+static kr_status cu_mcg_step_bd(kr_ctx *ctx, int32_t n, int k, double *P,
+                                const double *Q, double *X, double *R,
+                                const kr_blockdiag *M, double *Z, kr_cg_dev *S,
+                                uint64_t mask)
+{
+    if (k < 1 || k > KR_MCG_BD_MAX || M->max_k > 32 || M->nb < 1)
+        return kr_fail(ctx, KR_ERR_ARG,
+                       "mcg_step_bd: k = %d (1..%d), blocks %d of up to %d "
+                       "rows (1..32)",
+                       k, KR_MCG_BD_MAX, M->nb, M->max_k);
+    int64_t nk = (int64_t)n * k;
+    KR_TRY(launch_mcg_alpha(ctx, nk, k, P, Q, S, mask));
+    if (k > 8)
+        launch_mcg_update_bd<16>(ctx, M, k, P, Q, X, R, Z, S, mask);
+    else
+        launch_mcg_update_bd<8>(ctx, M, k, P, Q, X, R, Z, S, mask);
     KR_LAUNCH_CHECK(ctx);
-    return KR_OK;
+    return launch_mcg_direction(ctx, nk, k, Z, P, S, mask);
 }
 /* ==== end of the several-right-hand-sides device-scalar ops ==== */
 
@@ -2029,6 +2231,7 @@ static kr_backend_ops make_ops(void)
     o.mcg_step = cu_mcg_step;
     o.mcg_step_a = cu_mcg_step_a;
     o.mcg_step_b = cu_mcg_step_b;
+    o.mcg_step_bd = cu_mcg_step_bd;
     return o;
 }
 

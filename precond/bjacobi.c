@@ -393,6 +393,18 @@ static kr_status bj_apply_multi(kr_ctx *ctx, void *impl, int32_t n, int k,
     return m->ops->apply_multi(ctx, &m->bb, m->inv, k, R, Z);
 }
 
+static int bj_blockdiag(void *impl, kr_blockdiag *bd)
+{
+    const bj_impl *m = impl;
+    if (m->bb.max_k > 32) return 0;
+    *bd = (kr_blockdiag){.nb = m->bb.nb,
+                         .max_k = m->bb.max_k,
+                         .starts = m->bb.starts,
+                         .offs = m->bb.offs,
+                         .inv = m->inv};
+    return 1;
+}
+
 static void bj_destroy(kr_ctx *ctx, void *impl) { bj_free(ctx, impl); }
 
 static void bj_view(const void *impl, kr_precond_view *v)
@@ -492,4 +504,5 @@ const kr_precond_ops kr_precond_bjacobi_ops = {
     .set_option = bj_set_option,
     .view = bj_view,
     .apply_multi = bj_apply_multi,
+    .blockdiag = bj_blockdiag,
 };

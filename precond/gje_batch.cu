@@ -21,6 +21,7 @@
  * launch's p fits its blocks; the apply runs in natural block order with
  * one p for the batch, so that r and z stream contiguously. */
 #include "core/cuda.h"
+#include "core/cuda_mma.cuh"
 #include "precond/gje_batch.h"
 
 #include <float.h>
@@ -386,18 +387,6 @@ __global__ void __launch_bounds__(GJE_THREADS, GJE_MINB(P))
 constexpr int PW = 4;      /* panel width: a k-chunk of the MMA */
 constexpr int PS = PW + 2; /* row stride of pan: 16-byte loads by row
                               without bank conflicts */
-
-/* d = a b + c on one 8x8x4 tile: lane l gives a(l/4, l%4) and b(l%4, l/4)
- * and holds c, d(l/4, 2(l%4) + {0, 1}) (PTX mma.m8n8k4 .f64). */
-__device__ __forceinline__ double2 mma884(double a, double b, double2 c)
-{
-    double2 d;
-    asm("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0, %1}, {%2}, "
-        "{%3}, {%4, %5};"
-        : "=d"(d.x), "=d"(d.y)
-        : "d"(a), "d"(b), "d"(c.x), "d"(c.y));
-    return d;
-}
 
 /* One warp's shared memory: the panel's buffers, and in the same place at
  * the end the inverse on its way out (column-major, stride KT + 4: the

@@ -47,6 +47,10 @@ typedef struct kr_precond_ops {
      * identity) and returns 1, so solvers may fuse it into their updates;
      * NULL for preconditioners that are not diagonal. */
     int (*diagonal)(void *impl, const double **d);
+    /* Optional: for a block-diagonal preconditioner whose blocks are in
+     * backend memory, fills bd and returns 1, so a multi-column solve may
+     * apply it inside its update (kr_backend_ops.mcg_step_bd); else 0. */
+    int (*blockdiag)(void *impl, kr_blockdiag *bd);
     /* Optional: new values of A on the pattern impl was built for, in
      * place (no backend allocation); else update_values builds anew. */
     kr_status (*update_values)(kr_ctx *ctx, void *impl, const kr_csr *A);

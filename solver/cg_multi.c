@@ -4,7 +4,8 @@
  * The columns' scalars stay in backend memory (kr_cg_dev per column;
  * batches in solver/multi_devloop.c) as cg.c's device loop keeps one
  * system's: with a diagonal preconditioner (or none) an iteration is the
- * SpMM and the three launches of mcg_step, with another the SpMM,
+ * SpMM and the three launches of mcg_step, with block-Jacobi those of
+ * mcg_step_bd (its update applies the blocks), with another the SpMM,
  * mcg_step_a, the preconditioner over the columns and mcg_step_b; no
  * host round trip.
  * KRYLOV_MULTI_DEVICE=0 keeps them on the host (the loop below), to
@@ -70,11 +71,16 @@ static kr_status alpha_step(kr_multi *m, cg_cols *c)
     return KR_OK;
 }
 
+/* How the device loop applies M: fused into mcg_step (diagonal or none),
+ * into mcg_step_bd (block-diagonal), or between mcg_step's halves. */
+typedef enum mcg_pc { MCG_DIAGONAL, MCG_BLOCKDIAG, MCG_SPLIT } mcg_pc;
+
 /* One batch of device iterations: what the backend enqueues or replays. */
 typedef struct mcg_batch {
     kr_multi *m;
     uint64_t mask; /* the run's columns at its start: fixed, for a graph */
-    int diagonal;  /* M is diagonal (d) or none: mcg_step; else split */
+    mcg_pc pc;
+    kr_blockdiag bd;      /* M's blocks with MCG_BLOCKDIAG */
     const double *d, *zk; /* the diagonal (NULL: identity), z or r */
     kr_cg_dev *s;         /* k states, backend memory */
     int nb;
@@ -90,9 +96,12 @@ static kr_status mcg_iteration(mcg_batch *c)
     double *r = kr_multi_block(m, R), *z = kr_multi_block(m, Z);
     double *p = kr_multi_block(m, P), *q = kr_multi_block(m, Q);
     KR_TRY(kr_multi_spmm(m, c->mask, p, q));
-    if (c->diagonal)
+    if (c->pc == MCG_DIAGONAL)
         return ctx->ops->mcg_step(ctx, m->n, m->k, p, q, m->X, r, c->d, z,
                                   c->zk, c->s, c->mask);
+    if (c->pc == MCG_BLOCKDIAG)
+        return ctx->ops->mcg_step_bd(ctx, m->n, m->k, p, q, m->X, r, &c->bd, z,
+                                     c->s, c->mask);
     KR_TRY(ctx->ops->mcg_step_a(ctx, m->n, m->k, p, q, m->X, r, c->s, c->mask));
     KR_TRY(kr_multi_pc(m, c->mask, r, z));
     return ctx->ops->mcg_step_b(ctx, m->n, m->k, p, r, z, c->s, c->mask);
@@ -109,8 +118,7 @@ static kr_status mcg_enqueue(void *arg)
 /* The iterations after the start-up with the columns' scalars in backend
  * memory (mcg_step, or its halves around M); a column outside m->run
  * starts stopped. */
-static kr_status device_loop(kr_multi *m, const cg_cols *c, int diagonal,
-                             const double *d)
+static kr_status device_loop(kr_multi *m, const cg_cols *c, mcg_batch *b)
 {
     kr_cg_dev *hs = calloc((size_t)m->k, sizeof *hs);
     if (!hs) return kr_fail(m->ctx, KR_ERR_NOMEM, "out of host memory");
@@ -122,13 +130,15 @@ static kr_status device_loop(kr_multi *m, const cg_cols *c, int diagonal,
         kr_dev_head_init(&m->col[j], &hs[j].h);
         hs[j].rho = c->rho[j];
     }
-    mcg_batch b = {
-        .m = m, .mask = m->run, .diagonal = diagonal, .d = d, .s = m->dstate};
-    b.zk = d || !diagonal ? kr_multi_block(m, Z) : kr_multi_block(m, R);
+    b->m = m;
+    b->mask = m->run;
+    b->s = m->dstate;
+    b->zk = b->d || b->pc != MCG_DIAGONAL ? kr_multi_block(m, Z)
+                                          : kr_multi_block(m, R);
     kr_multi_dev_loop L = {.name = "cg",
                            .enqueue = mcg_enqueue,
-                           .arg = &b,
-                           .nb = &b.nb,
+                           .arg = b,
+                           .nb = &b->nb,
                            .host = hs,
                            .size = sizeof *hs,
                            .reason = kr_cg_dev_reason};
@@ -138,15 +148,24 @@ static kr_status device_loop(kr_multi *m, const cg_cols *c, int diagonal,
 }
 
 /* The device loop, unless KRYLOV_MULTI_DEVICE=0: on a backend with
- * mcg_step for a diagonal preconditioner (or none: *diagonal set), with
- * its halves for another. */
-static int device_ok(const kr_multi *m, int *diagonal, const double **d)
+ * mcg_step for a diagonal preconditioner (or none), with mcg_step_bd for
+ * a block-diagonal one of up to KR_MCG_BD_MAX columns (unless
+ * KRYLOV_MCG_BLOCKDIAG=0, to compare), with mcg_step's halves for another;
+ * b->pc and b->d say which. */
+static int device_ok(const kr_multi *m, mcg_batch *b)
 {
     const kr_backend_ops *op = m->ctx->ops;
-    *d = NULL;
-    *diagonal = m->P->ops->diagonal && m->P->ops->diagonal(m->P->impl, d);
+    const kr_precond_ops *po = m->P->ops;
+    b->d = NULL;
+    b->pc = po->diagonal && po->diagonal(m->P->impl, &b->d) ? MCG_DIAGONAL
+                                                            : MCG_SPLIT;
     if (!kr_multi_device_on(m)) return 0;
-    return *diagonal ? op->mcg_step != NULL : op->mcg_step_a && op->mcg_step_b;
+    if (b->pc == MCG_DIAGONAL) return op->mcg_step != NULL;
+    if (op->mcg_step_bd && m->k <= KR_MCG_BD_MAX && po->blockdiag &&
+        !kr_env_off("KRYLOV_MCG_BLOCKDIAG") &&
+        po->blockdiag(m->P->impl, &b->bd))
+        b->pc = MCG_BLOCKDIAG;
+    return b->pc == MCG_BLOCKDIAG || (op->mcg_step_a && op->mcg_step_b);
 }
 
 /* The columns whose rho allows no step stop (the top of an iteration). */
@@ -179,11 +198,10 @@ kr_status kr_cg_solve_multi(kr_multi *m)
         kr_multi_check(m, j, 0, sqrt(c.rz[k + j]));
     }
     KR_TRY(ctx->ops->copy(ctx, p, z, (size_t)n * (size_t)k * sizeof(double)));
-    const double *d;
-    int diagonal;
-    if (device_ok(m, &diagonal, &d)) {
+    mcg_batch b = {0};
+    if (device_ok(m, &b)) {
         check_rho(m, &c);
-        return m->run ? device_loop(m, &c, diagonal, d) : KR_OK;
+        return m->run ? device_loop(m, &c, &b) : KR_OK;
     }
     for (int it = 1; m->run; it++) {
         check_rho(m, &c);

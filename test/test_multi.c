@@ -1090,9 +1090,8 @@ static void assert_its_close(const kr_result *ref, const kr_result *got, int j,
 /* One GPU case: the device-scalar loop against the CPU, the host-scalar
  * loop and each column alone on the GPU. */
 static void check_device_gpu(kr_ctx *cpu, kr_ctx *gpu, const kr_csr *A,
-                             const char *pc, uint64_t seed)
+                             const char *pc, int k, uint64_t seed)
 {
-    int k = 16;
     int32_t n = A->nrows;
     size_t nk = (size_t)n * (size_t)k;
     msys c, g;
@@ -1102,7 +1101,8 @@ static void check_device_gpu(kr_ctx *cpu, kr_ctx *gpu, const kr_csr *A,
     fill_rhs(&g, seed);
     kr_solve_options o;
     options(&o, "cg");
-    kr_result rc[16], rh[16], rd[16], one;
+    kr_result rc[32], rh[32], rd[32], one;
+    ck_assert_int_le(k, 32);
     double *Xc = malloc(nk * sizeof *Xc), *Xh = malloc(nk * sizeof *Xh);
     double *Xd = malloc(nk * sizeof *Xd), *x = malloc((size_t)n * sizeof *x);
     ck_assert(Xc && Xh && Xd && x);
@@ -1138,7 +1138,9 @@ static void check_device_gpu(kr_ctx *cpu, kr_ctx *gpu, const kr_csr *A,
 }
 
 /* CG over 16 columns on the GPU with its scalars in backend memory,
- * fresh random right-hand sides (seed printed), none and jacobi: per
+ * fresh random right-hand sides (seed printed), none, jacobi and
+ * bjacobi (applied inside the update, mcg_step_bd; 21 columns, between
+ * mcg_step's halves): per
  * column the iterations agree within test_gpu's tolerance with the CPU,
  * the host-scalar loop (KRYLOV_MULTI_DEVICE=0) and the column solved
  * alone; a converged column meets the tolerance by its true residual;
@@ -1153,8 +1155,9 @@ START_TEST(gpu_device_scalars_match)
     printf("gpu_device_scalars_match: seed %llu\n", (unsigned long long)seed);
     kr_csr A;
     ck_assert_int_eq(kr_generate(cpu, "elasticity3d:8", &A), KR_OK);
-    for (int pi = 0; pi < 2; pi++)
-        check_device_gpu(cpu, gpu, &A, preconds[pi], seed + (uint64_t)pi);
+    for (int pi = 0; pi < 3; pi++)
+        check_device_gpu(cpu, gpu, &A, preconds[pi], 16, seed + (uint64_t)pi);
+    check_device_gpu(cpu, gpu, &A, "bjacobi", 21, seed + 3);
     kr_csr_free(&A);
     kr_ctx_destroy(cpu);
     kr_ctx_destroy(gpu);
