@@ -109,6 +109,8 @@ typedef struct kr_cg_dev {
     double beta;  /* rho' / rho                                          */
     double pq;    /* p.q of the current iteration                        */
     double rr;    /* r.r, kept from mcg_step_a for mcg_step_b            */
+    double xa;    /* mcg_step_bd: x += xa p in the direction's pass (the
+                     iteration's alpha, or 0: x stays)                   */
 } kr_cg_dev;
 
 /* A block-diagonal operator in backend memory (block-Jacobi's inverses,
@@ -825,10 +827,11 @@ typedef struct kr_backend_ops {
                             uint64_t mask);
     /* mcg_step_bd (optional; k <= KR_MCG_BD_MAX): mcg_step with Z = M R for the
      * block-diagonal M, applied in the update's pass: p.q and
-     * kr_cg_dev_alpha, then per block of rows X += alpha P, R -= alpha Q,
-     * Z = M R with r.z and r.r, kr_cg_dev_update, then P = Z + beta P.
-     * Z's sums may be ordered otherwise than the preconditioner's
-     * apply_multi orders them (the CUDA kernel's are tensor-core tiles). */
+     * kr_cg_dev_alpha, then per block of rows R -= alpha Q, Z = M R with
+     * r.z and r.r, kr_cg_dev_update, then X += alpha P and P = Z + beta P
+     * in one pass (X also for a column the update stopped). Z's sums may be
+     * ordered otherwise than the preconditioner's apply_multi orders them (the
+     * CUDA kernel's are tensor-core tiles). */
     kr_status (*mcg_step_bd)(kr_ctx *ctx, int32_t n, int k, double *P,
                              const double *Q, double *X, double *R,
                              const kr_blockdiag *M, double *Z, kr_cg_dev *S,

@@ -1821,7 +1821,9 @@ __global__ void k_mcg_alpha(int64_t nk, int k, const double *__restrict__ P,
     __shared__ double tot[KR_MULTI_MAX];
     if (!mcol_dot_last(nk, k, P, Q, S, mask, partial, tot)) return;
     int c = threadIdx.x;
-    if (c < k && mcg_live(S, mask, c)) kr_cg_dev_alpha(&S[c], tot[c]);
+    if (c >= k || !(mask >> c & 1)) return;
+    if (!S[c].h.stop) kr_cg_dev_alpha(&S[c], tot[c]);
+    S[c].xa = S[c].h.stop ? 0.0 : S[c].alpha; /* for k_mcg_direction_x */
 }
 
 /* x += a p; r -= a q; z = d .* r (d NULL: z = r, unwritten) over the
@@ -1893,6 +1895,28 @@ __global__ void k_mcg_direction(int64_t nk, int k, double one,
     GRID_STRIDE(e, nk) P[e] = one * Zk[e] + b * P[e];
 }
 
+/* X += xa P (the iteration's alpha, k_mcg_alpha's; 0 for none), then
+ * P = Z + beta P for the columns the update left running: x's update
+ * rides on the pass that reads P anyway (mcg_step_bd). */
+__global__ void k_mcg_direction_x(int64_t nk, int k,
+                                  const double *__restrict__ Z,
+                                  double *__restrict__ P,
+                                  double *__restrict__ X, const kr_cg_dev *S,
+                                  uint64_t mask)
+{
+    int j = threadIdx.x % k;
+    if (!(mask >> j & 1)) return;
+    const double xa = S[j].xa, b = S[j].beta;
+    const bool live = !S[j].h.stop;
+    if (xa == 0.0 && !live) return;
+    GRID_STRIDE(e, nk)
+    {
+        const double p = P[e];
+        if (xa != 0.0) X[e] += xa * p;
+        if (live) P[e] = 1.0 * Z[e] + b * p;
+    }
+}
+
 /* Row stride of a warp's r tile in k_mcg_update_bd: even, for the 16-byte
  * stores of the MMA's results, and not a multiple of 16 (fewer bank
  * conflicts between rows). */
@@ -1905,8 +1929,8 @@ typedef struct bd_tiles {
     double r[32][BD_LD];
 } bd_tiles;
 
-/* X += a P, R -= a Q, Z = M R over one block of M's rows (kb <= 32) for
- * the live columns, and their r.z and r.r added to *rz, *rr: one warp,
+/* R -= a Q, Z = M R over one block of M's rows (kb <= 32) for the live
+ * columns, and their r.z and r.r added to *rz, *rr: one warp,
  * lane h KC + c on column c and rows h, h + G, ... (G = 32 / KC).
  * Z = M R is a 32 x 32 by 32 x KC product on the FP64 tensor cores, M and
  * R padded with zeros (tiles past kb skipped), from the warp's tiles in
@@ -1920,13 +1944,12 @@ template <int KC>
 __device__ __forceinline__ void
 mcg_block_bd(int kb, const double *__restrict__ D, bd_tiles *__restrict__ sh,
              int64_t base, int k, double a, bool live,
-             const double *__restrict__ P, const double *__restrict__ Q,
-             double *__restrict__ X, double *__restrict__ R,
+             const double *__restrict__ Q, double *__restrict__ R,
              double *__restrict__ Z, double *rz, double *rr)
 {
     constexpr int G = 32 / KC, NT = KC / 8;
     const int lane = threadIdx.x % 32, h = lane / KC, c = lane % KC;
-    double v[32], r[KC], x[KC];
+    double v[32], r[KC];
 #pragma unroll
     for (int q = 0; q < 32; q++)
         v[q] = q * 32 + lane < kb * kb ? __ldg(D + q * 32 + lane) : 0.0;
@@ -1935,7 +1958,6 @@ mcg_block_bd(int kb, const double *__restrict__ D, bd_tiles *__restrict__ sh,
         const int64_t e = base + (int64_t)(h + G * u) * k;
         const bool on = live && h + G * u < kb;
         r[u] = on ? R[e] - a * Q[e] : 0.0;
-        x[u] = on ? X[e] + a * P[e] : 0.0;
     }
 #pragma unroll
     for (int q = 0; q < 32; q++)
@@ -1946,7 +1968,6 @@ mcg_block_bd(int kb, const double *__restrict__ D, bd_tiles *__restrict__ sh,
         sh->r[h + G * u][c] = r[u];
         if (live && h + G * u < kb) {
             R[e] = r[u];
-            X[e] = x[u];
             *rr += r[u] * r[u];
         }
     }
@@ -2002,9 +2023,8 @@ mcg_block_bd(int kb, const double *__restrict__ D, bd_tiles *__restrict__ sh,
 /* mcg_block_bd over M's blocks, a warp per block; then the columns'
  * sums, and kr_cg_dev_update in the last block to finish. */
 template <int KC>
-__global__ void __launch_bounds__(BD_THREADS)
-    k_mcg_update_bd(kr_blockdiag M, int k, const double *__restrict__ P,
-                    const double *__restrict__ Q, double *__restrict__ X,
+__global__ void __launch_bounds__(BD_THREADS, 6)
+    k_mcg_update_bd(kr_blockdiag M, int k, const double *__restrict__ Q,
                     double *__restrict__ R, double *__restrict__ Z,
                     kr_cg_dev *S, uint64_t mask, double *partial)
 {
@@ -2021,7 +2041,7 @@ __global__ void __launch_bounds__(BD_THREADS)
         const int32_t s = M.starts[b];
         mcg_block_bd<KC>(M.starts[b + 1] - s, M.inv + M.offs[b],
                          &tiles[threadIdx.x / 32], (int64_t)s * k + c, k, a,
-                         live, P, Q, X, R, Z, &rz, &rr);
+                         live, Q, R, Z, &rz, &rr);
     }
     sums[0][threadIdx.x] = rz;
     sums[1][threadIdx.x] = rr;
@@ -2124,9 +2144,8 @@ static kr_status cu_mcg_step_b(kr_ctx *ctx, int32_t n, int k, double *P,
  * within the scratch's room for 2k sums a block. */
 template <int KC>
 static void launch_mcg_update_bd(kr_ctx *ctx, const kr_blockdiag *M, int k,
-                                 const double *P, const double *Q, double *X,
-                                 double *R, double *Z, kr_cg_dev *S,
-                                 uint64_t mask)
+                                 const double *Q, double *R, double *Z,
+                                 kr_cg_dev *S, uint64_t mask)
 {
     kr_cuda_state *st = kr_cuda(ctx);
     int per_sm = 0;
@@ -2140,7 +2159,7 @@ static void launch_mcg_update_bd(kr_ctx *ctx, const kr_blockdiag *M, int k,
     if (nb > cap) nb = cap;
     if (nb > room) nb = room;
     k_mcg_update_bd<KC><<<(int)nb, BD_THREADS, 0, st->stream>>>(
-        *M, k, P, Q, X, R, Z, S, mask, st->d_scratch + MSCR_PARTIAL);
+        *M, k, Q, R, Z, S, mask, st->d_scratch + MSCR_PARTIAL);
 }
 
 static kr_status cu_mcg_step_bd(kr_ctx *ctx, int32_t n, int k, double *P,
@@ -2156,11 +2175,15 @@ static kr_status cu_mcg_step_bd(kr_ctx *ctx, int32_t n, int k, double *P,
     int64_t nk = (int64_t)n * k;
     KR_TRY(launch_mcg_alpha(ctx, nk, k, P, Q, S, mask));
     if (k > 8)
-        launch_mcg_update_bd<16>(ctx, M, k, P, Q, X, R, Z, S, mask);
+        launch_mcg_update_bd<16>(ctx, M, k, Q, R, Z, S, mask);
     else
-        launch_mcg_update_bd<8>(ctx, M, k, P, Q, X, R, Z, S, mask);
+        launch_mcg_update_bd<8>(ctx, M, k, Q, R, Z, S, mask);
     KR_LAUNCH_CHECK(ctx);
-    return launch_mcg_direction(ctx, nk, k, Z, P, S, mask);
+    int bs = mdev_block(k);
+    k_mcg_direction_x<<<kr_grid(nk, bs), bs, 0, kr_cuda(ctx)->stream>>>(
+        nk, k, Z, P, X, S, mask);
+    KR_LAUNCH_CHECK(ctx);
+    return KR_OK;
 }
 /* ==== end of the several-right-hand-sides device-scalar ops ==== */
 

@@ -2,10 +2,11 @@
  * Mehrabi et al. and Huang et al.: each row's results stay in registers
  * until written once.
  *   k <= 32 (64 when k is even): a sub-warp of G lanes per task, G the
- *     power of two covering k (or k/2), each lane one column of Y, or two
- *     with 16-byte loads of X's row (double2) when k is even and X and Y
- *     are 16-byte aligned; G rows' loads of A are broadcasts within the
- *     sub-warp, X's row is read contiguously.
+ *     power of two covering k (or k/2, k/4), each lane one column of Y,
+ *     or two or four with 16-byte loads of X's row (double2) when k is
+ *     even (a multiple of 4) and X and Y are 16-byte aligned; G rows'
+ *     loads of A are broadcasts within the sub-warp, X's row is read
+ *     contiguously.
  *   larger k: a warp per task; the row's entries are staged 32 at a time
  *     in shared memory (one coalesced load per lane) and reused for every
  *     32*TILE columns, TILE accumulators per lane.
@@ -74,7 +75,10 @@ __device__ __forceinline__ row_task task_of(const spmm_args &a, int64_t q,
     return t;
 }
 
-/* G lanes per task, V (1 or 2) columns per lane: G*V >= k. */
+/* G lanes per task, V (1, 2 or 4) columns per lane: G*V >= k. With 4 the
+ * loop over the row's entries is unrolled, so that several entries' loads
+ * of A and of X's rows are in flight together (with 2 that made the
+ * elasticity3d:48 SpMM slower, 152 us against 130, H200). */
 template <int G, int V>
 __global__ void __launch_bounds__(SPMM_BLOCK)
     k_rows_sub(spmm_args a, int32_t k, const double *__restrict__ X,
@@ -85,24 +89,34 @@ __global__ void __launch_bounds__(SPMM_BLOCK)
     const int32_t c = (int32_t)(t % G) * V;
     if (q >= a.ntasks || c >= k) return; /* no shuffles: lanes may leave */
     const row_task r = task_of(a, q, k, Y);
-    double a0 = 0.0, a1 = 0.0;
+    double acc[V];
+#pragma unroll
+    for (int v = 0; v < V; v++)
+        acc[v] = 0.0;
+#pragma unroll(V == 4 ? 4 : 1)
     for (int32_t j = r.j0; j < r.j1; j++) {
         const int64_t e = r.base + j * r.stride;
         const double v = __ldg(a.L.val + e);
         const double *x = X + (int64_t)__ldg(a.L.col + e) * k + c;
-        if (V == 2) {
-            const double2 xv = __ldg((const double2 *)x);
-            a0 += v * xv.x;
-            a1 += v * xv.y;
+        if (V == 1) {
+            acc[0] += v * __ldg(x);
         } else {
-            a0 += v * __ldg(x);
+#pragma unroll
+            for (int h = 0; h < V; h += 2) {
+                const double2 xv = __ldg((const double2 *)x + h / 2);
+                acc[h] += v * xv.x;
+                acc[h + 1] += v * xv.y;
+            }
         }
     }
     double *y = r.y + c;
-    if (V == 2)
-        *(double2 *)y = make_double2(a0, a1);
-    else
-        *y = a0;
+    if (V == 1) {
+        *y = acc[0];
+    } else {
+#pragma unroll
+        for (int h = 0; h < V; h += 2)
+            ((double2 *)y)[h / 2] = make_double2(acc[h], acc[h + 1]);
+    }
 }
 
 /* A warp per task, entries staged in shared memory 32 at a time. */
@@ -196,6 +210,10 @@ static kr_status launch_tasks(kr_ctx *ctx, const spmm_args *a, int32_t k,
 {
     const bool pairs = k % 2 == 0 && aligned16(X) && aligned16(Y) &&
                        aligned16(a->part); /* part is NULL or pool-aligned */
+    /* 4 columns a lane: twice the rows a warp, whose shared columns then
+     * come in one load (KRYLOV_SPMM_QUADS=0: 2, to compare) */
+    if (pairs && k % 4 == 0 && k <= 64 && !kr_env_off("KRYLOV_SPMM_QUADS"))
+        return launch_lanes<4>(ctx, a, k, X, Y);
     if (pairs && k <= 64) return launch_lanes<2>(ctx, a, k, X, Y);
     if (k <= 32) return launch_lanes<1>(ctx, a, k, X, Y);
     const int64_t blocks = (a->ntasks + SPMM_WARPS - 1) / SPMM_WARPS;
