@@ -807,7 +807,9 @@ typedef struct kr_backend_ops {
      * mask and S[j].h.stop is 0 (re-read after each stage): p.q and
      * kr_cg_dev_alpha (as mdots), then the update with a = S[j].alpha and
      * kr_cg_dev_update(S + j, r.z, r.r) (as mxr_update), then P = Zk +
-     * beta P (as maxpby with 1 and S[j].beta). A stopped column is
+     * beta P (as maxpby with 1 and S[j].beta); the CUDA backend moves
+     * x's update into the direction's pass (kr_cg_dev.xa), a column the
+     * update stopped included. A column stopped before the step is
      * neither read nor written: it stays frozen. */
     kr_status (*mcg_step)(kr_ctx *ctx, int32_t n, int k, double *P,
                           const double *Q, double *X, double *R,

@@ -1826,8 +1826,9 @@ __global__ void k_mcg_alpha(int64_t nk, int k, const double *__restrict__ P,
     S[c].xa = S[c].h.stop ? 0.0 : S[c].alpha; /* for k_mcg_direction_x */
 }
 
-/* x += a p; r -= a q; z = d .* r (d NULL: z = r, unwritten) over the
- * thread's entries of its column; the row index steps with the entry */
+/* x += a p (X NULL: x waits for k_mcg_direction_x); r -= a q; z = d .* r
+ * (d NULL: z = r, unwritten) over the thread's entries of its column; the
+ * row index steps with the entry */
 __device__ void mcg_xr(int64_t nk, int k, double a,
                        const double *__restrict__ P,
                        const double *__restrict__ Q, double *X, double *R,
@@ -1837,7 +1838,7 @@ __device__ void mcg_xr(int64_t nk, int k, double a,
     int64_t step = (int64_t)gridDim.x * blockDim.x;
     int64_t e0 = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;
     for (int64_t e = e0, i = e0 / k; e < nk; e += step, i += step / k) {
-        X[e] += a * P[e];
+        if (X) X[e] += a * P[e];
         double ri = R[e] - a * Q[e], zi = ri;
         R[e] = ri;
         if (d) {
@@ -2101,7 +2102,20 @@ static kr_status launch_mcg_direction(kr_ctx *ctx, int64_t nk, int k,
     return KR_OK;
 }
 
-/* Three launches, as cu_cg_step's. */
+/* P = Zk + beta P, X += xa P in one pass (k_mcg_direction_x) */
+static kr_status launch_mcg_direction_x(kr_ctx *ctx, int64_t nk, int k,
+                                        const double *Zk, double *P, double *X,
+                                        const kr_cg_dev *S, uint64_t mask)
+{
+    int bs = mdev_block(k);
+    k_mcg_direction_x<<<kr_grid(nk, bs), bs, 0, kr_cuda(ctx)->stream>>>(
+        nk, k, Zk, P, X, S, mask);
+    KR_LAUNCH_CHECK(ctx);
+    return KR_OK;
+}
+
+/* Three launches, as cu_cg_step's, with x's update in the direction's
+ * pass (it reads p anyway). */
 static kr_status cu_mcg_step(kr_ctx *ctx, int32_t n, int k, double *P,
                              const double *Q, double *X, double *R,
                              const double *d, double *Z, const double *Zk,
@@ -2110,8 +2124,8 @@ static kr_status cu_mcg_step(kr_ctx *ctx, int32_t n, int k, double *P,
     KR_TRY(mcg_k_ok(ctx, k, "mcg_step"));
     int64_t nk = (int64_t)n * k;
     KR_TRY(launch_mcg_alpha(ctx, nk, k, P, Q, S, mask));
-    KR_TRY(launch_mcg_update(ctx, nk, k, P, Q, X, R, d, Z, S, mask, 0));
-    return launch_mcg_direction(ctx, nk, k, Zk, P, S, mask);
+    KR_TRY(launch_mcg_update(ctx, nk, k, P, Q, NULL, R, d, Z, S, mask, 0));
+    return launch_mcg_direction_x(ctx, nk, k, Zk, P, X, S, mask);
 }
 
 /* mcg_step's first two launches, r.r kept */
@@ -2179,11 +2193,7 @@ static kr_status cu_mcg_step_bd(kr_ctx *ctx, int32_t n, int k, double *P,
     else
         launch_mcg_update_bd<8>(ctx, M, k, Q, R, Z, S, mask);
     KR_LAUNCH_CHECK(ctx);
-    int bs = mdev_block(k);
-    k_mcg_direction_x<<<kr_grid(nk, bs), bs, 0, kr_cuda(ctx)->stream>>>(
-        nk, k, Z, P, X, S, mask);
-    KR_LAUNCH_CHECK(ctx);
-    return KR_OK;
+    return launch_mcg_direction_x(ctx, nk, k, Z, P, X, S, mask);
 }
 /* ==== end of the several-right-hand-sides device-scalar ops ==== */
 
