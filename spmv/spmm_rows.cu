@@ -75,10 +75,7 @@ __device__ __forceinline__ row_task task_of(const spmm_args &a, int64_t q,
     return t;
 }
 
-/* G lanes per task, V (1, 2 or 4) columns per lane: G*V >= k. With 4 the
- * loop over the row's entries is unrolled, so that several entries' loads
- * of A and of X's rows are in flight together (with 2 that made the
- * elasticity3d:48 SpMM slower, 152 us against 130, H200). */
+/* G lanes per task, V (1 or 2) columns per lane: G*V >= k. */
 template <int G, int V>
 __global__ void __launch_bounds__(SPMM_BLOCK)
     k_rows_sub(spmm_args a, int32_t k, const double *__restrict__ X,
@@ -89,34 +86,62 @@ __global__ void __launch_bounds__(SPMM_BLOCK)
     const int32_t c = (int32_t)(t % G) * V;
     if (q >= a.ntasks || c >= k) return; /* no shuffles: lanes may leave */
     const row_task r = task_of(a, q, k, Y);
-    double acc[V];
-#pragma unroll
-    for (int v = 0; v < V; v++)
-        acc[v] = 0.0;
-#pragma unroll(V == 4 ? 4 : 1)
+    double a0 = 0.0, a1 = 0.0;
     for (int32_t j = r.j0; j < r.j1; j++) {
         const int64_t e = r.base + j * r.stride;
         const double v = __ldg(a.L.val + e);
         const double *x = X + (int64_t)__ldg(a.L.col + e) * k + c;
-        if (V == 1) {
-            acc[0] += v * __ldg(x);
+        if (V == 2) {
+            const double2 xv = __ldg((const double2 *)x);
+            a0 += v * xv.x;
+            a1 += v * xv.y;
         } else {
-#pragma unroll
-            for (int h = 0; h < V; h += 2) {
-                const double2 xv = __ldg((const double2 *)x + h / 2);
-                acc[h] += v * xv.x;
-                acc[h + 1] += v * xv.y;
-            }
+            a0 += v * __ldg(x);
         }
     }
     double *y = r.y + c;
-    if (V == 1) {
-        *y = acc[0];
-    } else {
+    if (V == 2)
+        *(double2 *)y = make_double2(a0, a1);
+    else
+        *y = a0;
+}
+
+/* 4 columns per lane (G lanes per task, 4G >= k, k a multiple of 4): two
+ * 16-byte loads of X's row per entry, and the loop over the row's entries
+ * unrolled, so that several entries' loads of A and of X's rows are in
+ * flight together. (k_rows_sub unrolled by 4 was slower on the
+ * elasticity3d:48 SpMM, 152 us against 130, and by 1 up to 1.9x slower on
+ * the small shared matrices; H200.) */
+template <int G>
+__global__ void __launch_bounds__(SPMM_BLOCK)
+    k_rows_quad(spmm_args a, int32_t k, const double *__restrict__ X,
+                double *__restrict__ Y)
+{
+    const int64_t t = (int64_t)blockIdx.x * SPMM_BLOCK + threadIdx.x;
+    const int64_t q = t / G;
+    const int32_t c = (int32_t)(t % G) * 4;
+    if (q >= a.ntasks || c >= k) return; /* no shuffles: lanes may leave */
+    const row_task r = task_of(a, q, k, Y);
+    double acc[4];
 #pragma unroll
-        for (int h = 0; h < V; h += 2)
-            ((double2 *)y)[h / 2] = make_double2(acc[h], acc[h + 1]);
+    for (int v = 0; v < 4; v++)
+        acc[v] = 0.0;
+#pragma unroll 4
+    for (int32_t j = r.j0; j < r.j1; j++) {
+        const int64_t e = r.base + j * r.stride;
+        const double v = __ldg(a.L.val + e);
+        const double *x = X + (int64_t)__ldg(a.L.col + e) * k + c;
+#pragma unroll
+        for (int h = 0; h < 4; h += 2) {
+            const double2 xv = __ldg((const double2 *)x + h / 2);
+            acc[h] += v * xv.x;
+            acc[h + 1] += v * xv.y;
+        }
     }
+    double *y = r.y + c;
+#pragma unroll
+    for (int h = 0; h < 4; h += 2)
+        ((double2 *)y)[h / 2] = make_double2(acc[h], acc[h + 1]);
 }
 
 /* A warp per task, entries staged in shared memory 32 at a time. */
@@ -183,8 +208,11 @@ static kr_status launch_sub(kr_ctx *ctx, const spmm_args *a, int32_t k,
 {
     const int64_t threads = a->ntasks * G;
     const int64_t blocks = (threads + SPMM_BLOCK - 1) / SPMM_BLOCK;
-    k_rows_sub<G, V><<<(unsigned)blocks, SPMM_BLOCK, 0, kr_cuda(ctx)->stream>>>(
-        *a, k, X, Y);
+    cudaStream_t st = kr_cuda(ctx)->stream;
+    if constexpr (V == 4)
+        k_rows_quad<G><<<(unsigned)blocks, SPMM_BLOCK, 0, st>>>(*a, k, X, Y);
+    else
+        k_rows_sub<G, V><<<(unsigned)blocks, SPMM_BLOCK, 0, st>>>(*a, k, X, Y);
     KR_LAUNCH_CHECK(ctx);
     return KR_OK;
 }
@@ -204,15 +232,28 @@ static kr_status launch_lanes(kr_ctx *ctx, const spmm_args *a, int32_t k,
 
 static bool aligned16(const void *p) { return ((uintptr_t)p & 15u) == 0; }
 
+/* 4 columns a lane (k a multiple of 4): twice the rows a warp, whose
+ * shared columns then come in one load, but half the threads. Where those
+ * still fill the GPU (2048 threads a multiprocessor) that won, 1.1x to
+ * 1.65x on the large generated matrices; below it lost, 0.75x to 0.9x on
+ * the shared ones of 5,000 to 18,000 rows (H200, k = 4..32).
+ * KRYLOV_SPMM_QUADS=1 always, =0 never (2 columns a lane), to compare and
+ * to test. */
+static bool quads(kr_ctx *ctx, int64_t ntasks, int32_t k)
+{
+    const char *env = getenv("KRYLOV_SPMM_QUADS");
+    if (env && !strcmp(env, "1")) return true;
+    if (env && !strcmp(env, "0")) return false;
+    return ntasks * (k / 4) >= (int64_t)kr_cuda(ctx)->sm_count * 2048;
+}
+
 /* Every task of a: pieces (when split) and ordinary positions. */
 static kr_status launch_tasks(kr_ctx *ctx, const spmm_args *a, int32_t k,
                               const double *X, double *Y)
 {
     const bool pairs = k % 2 == 0 && aligned16(X) && aligned16(Y) &&
                        aligned16(a->part); /* part is NULL or pool-aligned */
-    /* 4 columns a lane: twice the rows a warp, whose shared columns then
-     * come in one load (KRYLOV_SPMM_QUADS=0: 2, to compare) */
-    if (pairs && k % 4 == 0 && k <= 64 && !kr_env_off("KRYLOV_SPMM_QUADS"))
+    if (pairs && k % 4 == 0 && k <= 64 && quads(ctx, a->ntasks, k))
         return launch_lanes<4>(ctx, a, k, X, Y);
     if (pairs && k <= 64) return launch_lanes<2>(ctx, a, k, X, Y);
     if (k <= 32) return launch_lanes<1>(ctx, a, k, X, Y);

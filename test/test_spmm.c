@@ -382,11 +382,16 @@ START_TEST(cpu_shared)
 }
 END_TEST
 
+/* Also with 4 columns a lane forced (KRYLOV_SPMM_QUADS=1): on matrices
+ * this small the SpMM would pick 2. */
 START_TEST(gpu_generated)
 {
     kr_ctx *ctx = kt_gpu_or_skip("gpu_generated");
     if (!ctx) return;
     check_cases(ctx, fresh_seed("gpu_generated"));
+    setenv("KRYLOV_SPMM_QUADS", "1", 1);
+    check_cases(ctx, fresh_seed("gpu_generated, 4 columns a lane"));
+    unsetenv("KRYLOV_SPMM_QUADS");
     kr_ctx_destroy(ctx);
 }
 END_TEST
